@@ -1,0 +1,339 @@
+"""A JSON-RPC 2.0 peer over a pair of byte streams, one message per line.
+
+The connection frames lines of any length, decodes each one once into an envelope, matches
+responses to our requests, runs the peer's requests through a `Handler` (each in its own task,
+each answered with a result or an error), and passes notifications on in order. Bad input never
+stops the stream: it is recorded, reported through `on_problem`, and answered where JSON-RPC
+says an answer is due. It knows nothing of ACP sessions; both acp-tui and its demo agent use it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
+
+import msgspec
+from msgspec import UNSET
+
+from acp_tui.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    PARSE_ERROR,
+    ConnectionClosed,
+    ErrorObject,
+    Incoming,
+    RequestId,
+    RpcError,
+)
+from acp_tui.transcript import Transcript
+
+T = TypeVar("T")
+
+READ_SIZE = 1 << 18
+"""Bytes asked of the pipe per read: large enough that a burst of small updates is framed in
+bulk, small enough to keep latency low."""
+
+_decode_incoming = msgspec.json.Decoder(Incoming).decode
+_decode_any = msgspec.json.Decoder().decode
+_encode = msgspec.json.Encoder().encode
+_result_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+
+
+class Handler(Protocol):
+    """What a connection asks of the program behind it."""
+
+    async def handle_request(self, method: str, params: msgspec.Raw) -> Any:
+        """Answer one request from the peer; raise `RpcError` to answer with an error."""
+        ...
+
+    def handle_notification(self, method: str, params: msgspec.Raw) -> None:
+        """Take one notification; called in arrival order, so it must not block."""
+        ...
+
+
+class _Request(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    id: RequestId
+    method: str
+    params: Any = UNSET
+
+
+class _Notification(msgspec.Struct, omit_defaults=True):
+    jsonrpc: str
+    method: str
+    params: Any = UNSET
+
+
+class _Result(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    result: Any
+
+
+class _Error(msgspec.Struct):
+    jsonrpc: str
+    id: RequestId
+    error: ErrorObject
+
+
+def _result_decoder(result_type: Any) -> msgspec.json.Decoder[Any]:
+    decoder = _result_decoders.get(result_type)
+    if decoder is None:
+        decoder = _result_decoders[result_type] = msgspec.json.Decoder(result_type)
+    return decoder
+
+
+class Connection:
+    def __init__(
+        self,
+        reader: asyncio.StreamReader,
+        writer: asyncio.StreamWriter,
+        handler: Handler,
+        *,
+        transcript: Transcript | None = None,
+        on_problem: Callable[[str], None] | None = None,
+        on_traffic: Callable[[str, bytes], None] | None = None,
+    ) -> None:
+        """`on_problem` hears of every line or message that could not be taken as it came;
+        `on_traffic` sees every line both ways ("send"/"recv"), for a protocol inspector."""
+        self._reader = reader
+        self._writer = writer
+        self._handler = handler
+        self._transcript = transcript
+        self._on_problem = on_problem
+        self._on_traffic = on_traffic
+        self._next_id = 0
+        self._pending: dict[RequestId, tuple[asyncio.Future[msgspec.Raw], str]] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._closed: ConnectionClosed | None = None
+
+    @property
+    def closed(self) -> bool:
+        return self._closed is not None
+
+    # -- sending ------------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any, result_type: type[T] = msgspec.Raw) -> T:
+        """Send a request and wait for its answer, decoded as `result_type`."""
+        if self._closed is not None:
+            raise self._closed
+        request_id = self._next_id
+        self._next_id += 1
+        future: asyncio.Future[msgspec.Raw] = asyncio.get_running_loop().create_future()
+        self._pending[request_id] = (future, method)
+        try:
+            await self._send(_encode(_Request("2.0", request_id, method, params)))
+            raw = await future
+        finally:
+            self._pending.pop(request_id, None)
+        if result_type is msgspec.Raw:
+            return raw  # type: ignore[return-value]
+        try:
+            return _result_decoder(result_type).decode(raw)
+        except msgspec.DecodeError as exc:
+            raise RpcError(INTERNAL_ERROR, f"unexpected {method} result: {exc}") from exc
+
+    async def notify(self, method: str, params: Any) -> None:
+        await self._send(_encode(_Notification("2.0", method, params)))
+
+    async def _send(self, line: bytes) -> None:
+        if self._closed is not None:
+            raise self._closed
+        if self._transcript is not None:
+            self._transcript.record("send", line)
+            self._transcript.flush()
+        if self._on_traffic is not None:
+            self._on_traffic("send", line)
+        try:
+            self._writer.write(line + b"\n")
+            await self._writer.drain()
+        except (ConnectionError, RuntimeError) as exc:
+            # RuntimeError: the transport was already closed under us.
+            raise ConnectionClosed(f"cannot write to the agent: {exc}") from exc
+
+    # -- receiving ----------------------------------------------------------------------------
+
+    async def run(self) -> None:
+        """Read and dispatch until the peer closes its end; then fail what is still pending."""
+        partial: list[bytes] = []
+        try:
+            while chunk := await self._reader.read(READ_SIZE):
+                lines = chunk.split(b"\n")
+                if partial:
+                    # A long line arrives in pieces: join once, when its end is seen.
+                    if len(lines) == 1:
+                        partial.append(chunk)
+                        continue
+                    partial.append(lines[0])
+                    lines[0] = b"".join(partial)
+                    partial = []
+                last = lines.pop()
+                if last:
+                    partial.append(last)
+                for line in lines:
+                    self._receive_line(line)
+                if self._transcript is not None:
+                    self._transcript.flush()
+            if partial:
+                self._receive_line(b"".join(partial))
+        finally:
+            self._close(ConnectionClosed())
+            if self._transcript is not None:
+                self._transcript.flush()
+
+    def _receive_line(self, line: bytes) -> None:
+        line = line.strip()
+        if not line:
+            return
+        if self._on_traffic is not None:
+            self._on_traffic("recv", line)
+        if line[0] == 0x5B:  # "[": a v2 batch
+            self._receive_batch(line)
+            return
+        try:
+            message = _decode_incoming(line)
+        except msgspec.DecodeError as exc:
+            self._receive_undecodable(line, exc)
+            return
+        if self._transcript is not None:
+            self._transcript.record("recv", line)
+        self._dispatch(message, line)
+
+    def _receive_undecodable(self, line: bytes, exc: msgspec.DecodeError) -> None:
+        try:
+            value = _decode_any(line)
+        except msgspec.DecodeError:
+            value = UNSET
+        if value is UNSET:
+            reason = f"not JSON: {exc}"
+            if self._transcript is not None:
+                self._transcript.record_unparsed(line, reason)
+            self._problem(f"agent wrote a line that is not JSON: {_preview(line)}")
+            if line[:1] == b"{":
+                # It meant to be a message; JSON-RPC asks for an answer. Plain log lines get none.
+                self._spawn(self._send_error(None, RpcError(PARSE_ERROR, "Parse error")))
+            return
+        if self._transcript is not None:
+            self._transcript.record("recv", line)
+        request_id = value.get("id") if isinstance(value, dict) else None
+        if not isinstance(request_id, int | str):
+            request_id = None
+        self._problem(f"agent sent JSON that is not a JSON-RPC message ({exc}): {_preview(line)}")
+        if isinstance(value, dict) and "method" in value and "id" in value:
+            error = RpcError(INVALID_REQUEST, f"Invalid request: {exc}")
+            self._spawn(self._send_error(request_id, error))
+
+    def _receive_batch(self, line: bytes) -> None:
+        try:
+            entries = msgspec.json.decode(line, type=list[msgspec.Raw])
+        except msgspec.DecodeError as exc:
+            self._receive_undecodable(line, exc)
+            return
+        if self._transcript is not None:
+            self._transcript.record("recv", line)
+        if not entries:
+            self._problem("agent sent an empty batch")
+            self._spawn(self._send_error(None, RpcError(INVALID_REQUEST, "Empty batch")))
+            return
+        for entry in entries:
+            raw = bytes(entry)
+            try:
+                message = _decode_incoming(raw)
+            except msgspec.DecodeError as exc:
+                self._problem(f"batch entry is not a JSON-RPC message ({exc}): {_preview(raw)}")
+                continue
+            self._dispatch(message, raw)
+
+    def _dispatch(self, message: Incoming, line: bytes) -> None:
+        if message.is_notification:
+            try:
+                self._handler.handle_notification(message.method, message.params)  # type: ignore[arg-type]
+            except Exception as exc:  # a bad notification must never stop the stream
+                self._problem(f"could not handle {message.method}: {exc!r}")
+        elif message.is_request:
+            self._spawn(self._answer(message.id, message.method, message.params))  # type: ignore[arg-type]
+        elif message.is_response:
+            self._resolve(message, line)
+        else:
+            self._problem(f"agent sent an object that is not a JSON-RPC message: {_preview(line)}")
+            if message.id is not UNSET and message.id is not None:
+                error = RpcError(INVALID_REQUEST, "Invalid request")
+                self._spawn(self._send_error(message.id, error))
+
+    def _resolve(self, message: Incoming, line: bytes) -> None:
+        request_id = message.id
+        entry = self._pending.get(request_id)  # type: ignore[arg-type]
+        if entry is None and isinstance(request_id, str) and request_id.isdigit():
+            entry = self._pending.get(int(request_id))
+        if entry is None or entry[0].done():
+            self._problem(f"agent answered a request we never sent or had: {_preview(line)}")
+            return
+        future, _method = entry
+        if message.error is not UNSET:
+            future.set_exception(RpcError.from_object(message.error))  # type: ignore[arg-type]
+        else:
+            future.set_result(message.result)
+
+    async def _answer(self, request_id: RequestId, method: str, params: msgspec.Raw) -> None:
+        try:
+            result = await self._handler.handle_request(method, params)
+        except RpcError as error:
+            await self._send_error(request_id, error)
+            return
+        except Exception as exc:
+            self._problem(f"failed to answer {method}: {exc!r}")
+            await self._send_error(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
+            return
+        with contextlib.suppress(ConnectionClosed):
+            await self._send(_encode(_Result("2.0", request_id, result)))
+
+    async def _send_error(self, request_id: RequestId, error: RpcError) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self._send(_encode(_Error("2.0", request_id, error.to_object())))
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _spawn(self, coroutine: Any) -> None:
+        task = asyncio.get_running_loop().create_task(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _problem(self, message: str) -> None:
+        if self._on_problem is not None:
+            self._on_problem(message)
+
+    def _close(self, reason: ConnectionClosed) -> None:
+        if self._closed is None:
+            self._closed = reason
+        for future, _method in self._pending.values():
+            if not future.done():
+                future.set_exception(reason)
+
+    def fail_pending(self, message: str) -> None:
+        """Give up on every unanswered request, e.g. because the agent process died."""
+        self._close(ConnectionClosed(message))
+
+
+def _preview(line: bytes, limit: int = 200) -> str:
+    text = line[:limit].decode("utf-8", errors="replace")
+    return text + (f"… ({len(line):,} bytes)" if len(line) > limit else "")
+
+
+def method_not_found(method: str) -> RpcError:
+    return RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+
+
+async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """This process's own stdin and stdout as asyncio streams, for an agent serving on them."""
+    loop = asyncio.get_running_loop()
+    reader = asyncio.StreamReader()
+    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin.buffer)
+    transport, protocol = await loop.connect_write_pipe(
+        asyncio.streams.FlowControlMixin, sys.stdout.buffer
+    )
+    writer = asyncio.StreamWriter(transport, protocol, reader, loop)
+    return reader, writer

@@ -1,0 +1,317 @@
+"""Headless mode: run prompt turns against an agent from a script, print what happens.
+
+`text` prints the agent's message text as it streams; `jsonl` prints one JSON object per state
+change. Exit status: 0 when every turn ended `end_turn`, 130 when the user cancelled, and
+otherwise non-zero with a one-line reason on stderr.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+import msgspec
+
+from acp_tui.launcher import LaunchError
+from acp_tui.protocol.content import block_text, text_block
+from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, RpcError
+from acp_tui.services.permissions import PermissionPolicy
+from acp_tui.session.controller import (
+    AgentClient,
+    ClientOptions,
+    PendingPermission,
+    ProtocolMismatch,
+    Session,
+)
+from acp_tui.session.reducer import Change
+from acp_tui.session.state import Message, Notice, PlanState, TerminalState, ToolCallState
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_REFUSED = 3
+EXIT_LIMIT = 4
+EXIT_OTHER_STOP = 5
+EXIT_CANCELLED = 130
+CANCEL_GRACE = 10.0
+"""Seconds an agent gets to confirm a cancel before acp-tui stops waiting and stops it."""
+
+_STOP_EXITS = {
+    "end_turn": EXIT_OK,
+    "cancelled": EXIT_CANCELLED,
+    "refusal": EXIT_REFUSED,
+    "max_tokens": EXIT_LIMIT,
+    "max_turn_requests": EXIT_LIMIT,
+}
+
+
+@dataclass(slots=True)
+class HeadlessOptions:
+    prompts: list[str]
+    output_format: str = "text"
+    permission: str = "ask"
+    auth: str | None = None
+    mode: str | None = None
+    out: TextIO = field(default_factory=lambda: sys.stdout)
+    err: TextIO = field(default_factory=lambda: sys.stderr)
+
+
+class Failure(Exception):
+    """A reason to stop, with the exit status it calls for."""
+
+    def __init__(self, reason: str, status: int = EXIT_FAILED) -> None:
+        super().__init__(reason)
+        self.status = status
+
+
+class TextPrinter:
+    """Streams the agent's message text to `out`, a blank line between messages."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._printed: dict[str, int] = {}
+        self._last: str | None = None
+        self._at_line_start = True
+
+    def __call__(self, session: Session, change: Change) -> None:
+        message = change.item
+        if change.kind != "message" or message.role != "agent":
+            return
+        done = self._printed.get(message.id, 0)
+        text = block_text(change.delta) if change.delta is not None else message.text[done:]
+        if not text:
+            return
+        if self._last not in (None, message.id):
+            self._write("\n" if self._at_line_start else "\n\n")
+        self._last = message.id
+        self._printed[message.id] = done + len(text)
+        self._write(text)
+
+    def end_turn(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+        self._last = None
+
+    def _write(self, text: str) -> None:
+        self._out.write(text)
+        self._out.flush()
+        self._at_line_start = text.endswith("\n")
+
+
+class JsonPrinter:
+    """One JSON object per state change, on its own line."""
+
+    def __init__(self, out: TextIO) -> None:
+        self._out = out
+        self._encode = msgspec.json.Encoder().encode
+
+    def __call__(self, session: Session, change: Change) -> None:
+        event = change_event(session, change)
+        if event is not None:
+            self.emit(event)
+
+    def emit(self, event: dict[str, Any]) -> None:
+        self._out.write(self._encode(event).decode() + "\n")
+        self._out.flush()
+
+
+def change_event(session: Session, change: Change) -> dict[str, Any] | None:
+    """The JSON object `jsonl` prints for one change."""
+    item, state = change.item, session.state
+    if isinstance(item, Message):
+        kind = "thought" if item.role == "thought" else "message"
+        event: dict[str, Any] = {"type": kind, "id": item.id, "role": item.role}
+        if change.delta is not None:
+            event["append"] = change.delta
+        else:
+            event["content"] = item.content
+        return event
+    if isinstance(item, ToolCallState):
+        return {
+            "type": "tool_call",
+            "id": item.id,
+            "title": item.title,
+            "kind": item.kind,
+            "status": item.status,
+            "locations": item.locations,
+            "content": item.content,
+            "rawInput": item.raw_input,
+            "rawOutput": item.raw_output,
+        }
+    if isinstance(item, PlanState):
+        return {"type": "plan", "id": item.id, "entries": item.entries, "text": item.text}
+    if isinstance(item, TerminalState):
+        data = change.delta if change.delta is not None else item.output
+        return {"type": "terminal", "id": item.id, "output": bytes(data).decode(errors="replace")}
+    if isinstance(item, Notice):
+        return {
+            "type": "notice",
+            "severity": item.severity,
+            "title": item.title,
+            "detail": item.detail,
+        }
+    simple: dict[str, Callable[[], dict[str, Any]]] = {
+        "usage": lambda: {"used": state.usage_used, "size": state.usage_size, "cost": state.cost},
+        "commands": lambda: {"commands": state.commands},
+        "modes": lambda: {"current": state.current_mode, "modes": state.modes},
+        "config": lambda: {"options": state.config_options},
+        "info": lambda: {"title": state.title, "updatedAt": state.updated_at},
+        "status": lambda: {"status": state.status, "stopReason": state.stop_reason},
+    }
+    make = simple.get(change.kind)
+    return {"type": change.kind, **make()} if make is not None else None
+
+
+class HeadlessRun:
+    def __init__(self, argv: list[str], client_options: ClientOptions, options: HeadlessOptions):
+        self.options = options
+        self.policy = PermissionPolicy.from_mode(options.permission, client_options.cwd)
+        self.json = JsonPrinter(options.out) if options.output_format == "jsonl" else None
+        self.text = TextPrinter(options.out) if self.json is None else None
+        self.client = AgentClient(
+            argv,
+            client_options,
+            decide_permission=self._decide_permission,
+            on_problem=self._warn,
+        )
+        self.session: Session | None = None
+        self.interrupted = False
+        self._main: asyncio.Task[Any] | None = None
+        self._cancelling: asyncio.Task[None] | None = None
+
+    async def run(self) -> int:
+        loop = asyncio.get_running_loop()
+        self._main = asyncio.current_task()
+        loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        try:
+            return await self._run()
+        except asyncio.CancelledError:
+            self._warn("interrupted")
+            return EXIT_CANCELLED
+        except Failure as failure:
+            self.options.err.write(f"acp-tui: {failure}\n")
+            return failure.status
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            await self.client.close()
+
+    async def _run(self) -> int:
+        session = await self._open()
+        for prompt in self.options.prompts:
+            try:
+                stop_reason = await session.prompt([text_block(prompt)])
+            except RpcError as error:
+                raise Failure(f"the agent failed the prompt: {error.message}") from error
+            if self.text is not None:
+                self.text.end_turn()
+            if stop_reason is None and self.client.exited.is_set():
+                raise Failure(self.client.process.exit_description() if self.client.process else "")
+            status = _STOP_EXITS.get(stop_reason or "", EXIT_OTHER_STOP)
+            if self.interrupted or stop_reason == "cancelled":
+                return EXIT_CANCELLED
+            if status != EXIT_OK:
+                raise Failure(f"the turn stopped: {stop_reason or 'no stop reason'}", status)
+        return EXIT_OK
+
+    async def _open(self) -> Session:
+        try:
+            await self.client.start()
+            if self.options.auth:
+                await self.client.authenticate(self.options.auth)
+            session = await self.client.new_session()
+        except (LaunchError, ProtocolMismatch) as error:
+            raise Failure(str(error)) from error
+        except RpcError as error:
+            if error.code == AUTH_REQUIRED:
+                methods = ", ".join(a.key for a in self.client.info.auth_methods) or "none listed"
+                raise Failure(
+                    f"the agent requires sign-in; pass --auth with one of: {methods}"
+                ) from error
+            raise Failure(f"could not start a session: {error.message}") from error
+        self.session = session
+        session.listeners.append(self.json or self.text)  # type: ignore[arg-type]
+        if self.options.mode:
+            await self._set_mode(session, self.options.mode)
+        return session
+
+    async def _set_mode(self, session: Session, mode: str) -> None:
+        state = session.state
+        try:
+            if any(m.id == mode for m in state.modes):
+                await session.set_mode(mode)
+                return
+            for option in state.config_options:
+                if option.category == "mode" and any(c.value == mode for c in option.choices()):
+                    await session.set_config_option(option, mode)
+                    return
+        except RpcError as error:
+            raise Failure(f"the agent refused mode {mode!r}: {error.message}") from error
+        known = [m.id for m in state.modes] or [
+            c.value for o in state.config_options if o.category == "mode" for c in o.choices()
+        ]
+        raise Failure(
+            f"unknown mode {mode!r}; the agent offers: {', '.join(map(str, known)) or 'none'}"
+        )
+
+    async def _decide_permission(self, pending: PendingPermission) -> None:
+        decision = self.policy.decide(pending.request, _tool_kind(pending))
+        option_id = decision.option_id
+        if option_id is None:
+            # Nobody to ask in a script: refuse, and say so.
+            option_id = self.policy.fallback_reject(pending.request)
+            reason = "no one to ask in headless mode; rejected (use --permission allow)"
+        else:
+            reason = decision.reason
+        if option_id is None:
+            pending.cancel()
+        else:
+            pending.select(option_id)
+        event = {
+            "type": "permission",
+            "toolCallId": pending.tool_call_id,
+            "optionId": option_id,
+            "reason": reason,
+        }
+        if self.json is not None:
+            self.json.emit(event)
+        else:
+            self._warn(
+                f"permission for {pending.tool_call_id}: {option_id or 'cancelled'} ({reason})"
+            )
+
+    def _interrupt(self) -> None:
+        session = self.session
+        if self.interrupted or session is None or not session.busy:
+            # A second Ctrl+C, or nothing to cancel: stop now.
+            if self._main is not None:
+                self._main.cancel()
+            return
+        self.interrupted = True
+        loop = asyncio.get_running_loop()
+        self._cancelling = loop.create_task(session.cancel())
+        loop.call_later(CANCEL_GRACE, self._cancel_ignored, session)
+
+    def _cancel_ignored(self, session: Session) -> None:
+        if session.busy:
+            session.abandon_turn(
+                f"the agent ignored the cancel for {CANCEL_GRACE:g} s; stopping it"
+            )
+            self._warn(f"the agent ignored the cancel for {CANCEL_GRACE:g} s; stopping it")
+
+    def _warn(self, message: str) -> None:
+        self.options.err.write(f"acp-tui: {message}\n")
+        self.options.err.flush()
+
+
+def _tool_kind(pending: PendingPermission) -> str | None:
+    call = pending.session.state.tool_calls.get(pending.tool_call_id or "")
+    return call.kind if call is not None else None
+
+
+async def run_headless(
+    argv: list[str], client_options: ClientOptions, options: HeadlessOptions
+) -> int:
+    return await HeadlessRun(argv, client_options, options).run()

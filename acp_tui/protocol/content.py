@@ -1,0 +1,118 @@
+"""Content blocks and tool-call content, v1 and v2 draft.
+
+Both are open unions on `type`. Each is one struct carrying the fields of every variant, so a
+block of a type we have never seen still decodes, keeps its `type`, and can be shown plainly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+Meta = dict[str, Any] | None | UnsetType
+
+
+class EmbeddedResource(msgspec.Struct, rename="camel", omit_defaults=True):
+    uri: str
+    text: str | UnsetType = UNSET
+    blob: str | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+class ContentBlock(msgspec.Struct, rename="camel", omit_defaults=True):
+    """`text`, `image`, `audio`, `resource_link`, `resource`, or a type from the future."""
+
+    type: str
+    text: str | UnsetType = UNSET
+    data: str | UnsetType = UNSET
+    mime_type: str | UnsetType | None = UNSET
+    uri: str | UnsetType | None = UNSET
+    name: str | UnsetType = UNSET
+    title: str | UnsetType | None = UNSET
+    description: str | UnsetType | None = UNSET
+    size: int | UnsetType | None = UNSET
+    resource: EmbeddedResource | UnsetType = UNSET
+    annotations: Any = UNSET
+    icons: Any = UNSET
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+def text_block(text: str) -> ContentBlock:
+    return ContentBlock(type="text", text=text)
+
+
+def block_text(block: ContentBlock) -> str:
+    """The text a block contributes to a message; non-text blocks contribute nothing."""
+    return block.text if block.type == "text" and isinstance(block.text, str) else ""
+
+
+def block_label(block: ContentBlock) -> str:
+    """A one-line description of a non-text block: what it is, its name, type and size."""
+    if block.type == "resource" and isinstance(block.resource, EmbeddedResource):
+        resource = block.resource
+        size = len(resource.text) if isinstance(resource.text, str) else None
+        return _label("resource", resource.uri, resource.mime_type, size)
+    if block.type == "resource_link":
+        return _label("link", block.name or block.uri, block.mime_type, block.size)
+    if block.type in ("image", "audio"):
+        size = len(block.data) * 3 // 4 if isinstance(block.data, str) else None
+        return _label(block.type, block.uri, block.mime_type, size)
+    return _label(block.type, block.name or block.uri or block.title, None, None)
+
+
+def _label(kind: str, name: Any, mime: Any, size: Any) -> str:
+    parts = [kind]
+    if isinstance(name, str) and name:
+        parts.append(name)
+    if isinstance(mime, str) and mime:
+        parts.append(mime)
+    if isinstance(size, int):
+        parts.append(_human_size(size))
+    return " · ".join(parts)
+
+
+def _human_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+class DiffChange(msgspec.Struct, rename="camel", omit_defaults=True):
+    """v2 structured diff entry: an operation on a path (or a pair of paths)."""
+
+    operation: str
+    path: str
+    old_path: str | UnsetType = UNSET
+    file_type: str | UnsetType | None = UNSET
+    mime_type: str | UnsetType | None = UNSET
+
+
+class DiffPatch(msgspec.Struct, rename="camel", omit_defaults=True):
+    format: str
+    text: str
+
+
+class ToolCallContent(msgspec.Struct, rename="camel", omit_defaults=True):
+    """`content` (a block), `diff` (v1: path/oldText/newText; v2: changes/patch), `terminal`."""
+
+    type: str
+    content: ContentBlock | UnsetType = UNSET
+    path: str | UnsetType = UNSET
+    old_text: str | UnsetType | None = UNSET
+    new_text: str | UnsetType = UNSET
+    changes: list[DiffChange] | UnsetType = UNSET
+    patch: DiffPatch | UnsetType | None = UNSET
+    terminal_id: str | UnsetType = UNSET
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+class ToolCallLocation(msgspec.Struct, rename="camel", omit_defaults=True):
+    path: str
+    line: int | UnsetType | None = UNSET
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")

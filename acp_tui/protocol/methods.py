@@ -1,0 +1,238 @@
+"""The ACP methods acp-tui calls on an agent, and the agent's requests it answers (other than
+the fs/terminal services), for v1 and the v2 draft.
+
+What we send is exact (each struct is one method's params for one version; tests validate them
+against the official schema). What we receive is lenient: results decode into structs whose
+fields are all optional, so a missing or extra field never fails a session.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from acp_tui.protocol.content import ContentBlock, Meta
+from acp_tui.protocol.updates import ConfigOption, ToolCallUpdate
+
+_OUT = {"rename": "camel", "omit_defaults": True}
+
+
+class Implementation(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    name: str
+    version: str
+    title: str | UnsetType = UNSET
+
+
+# -- initialize -------------------------------------------------------------------------------
+
+
+class FileSystemCapability(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    read_text_file: bool = False
+    write_text_file: bool = False
+
+
+class ClientCapabilitiesV1(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    fs: FileSystemCapability = msgspec.field(default_factory=FileSystemCapability)
+    terminal: bool = False
+    session: dict[str, Any] | UnsetType = UNSET
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+class InitializeRequestV1(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    protocol_version: int
+    client_capabilities: ClientCapabilitiesV1
+    client_info: Implementation
+
+
+class InitializeRequestV2(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    protocol_version: int
+    info: Implementation
+    capabilities: dict[str, Any] = msgspec.field(default_factory=dict)
+
+
+class AgentInfo(msgspec.Struct, rename="camel"):
+    name: str = ""
+    version: str = ""
+    title: str | None = None
+
+
+class AuthMethod(msgspec.Struct, rename="camel"):
+    """v1 `id`, v2 `methodId`; `type` absent means an agent-handled method."""
+
+    name: str = ""
+    id: str | UnsetType = UNSET
+    method_id: str | UnsetType = UNSET
+    type: str = "agent"
+    description: str | None = None
+
+    @property
+    def key(self) -> str:
+        return next((v for v in (self.method_id, self.id) if isinstance(v, str)), self.name)
+
+
+class InitializeResponse(msgspec.Struct, rename="camel"):
+    """Both versions' fields: which ones are present tells the shape the agent really speaks
+    (some v1 agents echo any `protocolVersion` we offer)."""
+
+    protocol_version: int = 1
+    agent_capabilities: dict[str, Any] | None = None
+    agent_info: AgentInfo | None = None
+    capabilities: dict[str, Any] | None = None
+    info: AgentInfo | None = None
+    auth_methods: list[AuthMethod] = msgspec.field(default_factory=list)
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+
+class NewSessionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    cwd: str
+    mcp_servers: list[dict[str, Any]] | UnsetType = UNSET
+    additional_directories: list[str] | UnsetType = UNSET
+
+
+class LoadSessionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]]
+
+
+class ReplayFrom(msgspec.Struct, tag_field="type", tag="start"):
+    pass
+
+
+class ResumeSessionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]] | UnsetType = UNSET
+    replay_from: ReplayFrom | UnsetType = UNSET
+
+
+class SessionMode(msgspec.Struct, rename="camel"):
+    id: str
+    name: str = ""
+    description: str | None = None
+
+
+class SessionModeState(msgspec.Struct, rename="camel"):
+    current_mode_id: str = ""
+    available_modes: list[SessionMode] = msgspec.field(default_factory=list)
+
+
+class SessionSetup(msgspec.Struct, rename="camel"):
+    """The result of session/new, load and resume (load may answer `null`)."""
+
+    session_id: str | None = None
+    modes: SessionModeState | None = None
+    config_options: list[ConfigOption] | None = None
+
+
+class ListSessionsRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    cwd: str | UnsetType = UNSET
+    cursor: str | UnsetType = UNSET
+
+
+class SessionInfo(msgspec.Struct, rename="camel"):
+    session_id: str
+    cwd: str = ""
+    title: str | None = None
+    updated_at: str | None = None
+
+
+class ListSessionsResponse(msgspec.Struct, rename="camel"):
+    sessions: list[SessionInfo] = msgspec.field(default_factory=list)
+    next_cursor: str | None = None
+
+
+class SessionIdParams(msgspec.Struct, rename="camel"):
+    """Params of session/cancel and session/close."""
+
+    session_id: str
+
+
+class AuthenticateRequest(msgspec.Struct, rename="camel"):
+    method_id: str
+
+
+# -- prompt turns -----------------------------------------------------------------------------
+
+
+class PromptRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    session_id: str
+    prompt: list[ContentBlock]
+
+
+class PromptResponse(msgspec.Struct, rename="camel"):
+    """v1: the turn's `stopReason`. v2: an acceptance receipt, maybe with the user message id."""
+
+    stop_reason: str | None = None
+    message_id: str | None = None
+
+
+class SetModeRequest(msgspec.Struct, rename="camel"):
+    session_id: str
+    mode_id: str
+
+
+class SetConfigOptionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+    """v1 sends a select's value bare and a boolean with `type`; v2 always tags the value."""
+
+    session_id: str
+    config_id: str
+    value: str | bool
+    type: str | UnsetType = UNSET
+
+
+class SetConfigOptionResponse(msgspec.Struct, rename="camel"):
+    config_options: list[ConfigOption] | None = None
+
+
+# -- permission requests (agent -> client) ----------------------------------------------------
+
+
+class PermissionOption(msgspec.Struct, rename="camel"):
+    option_id: str
+    name: str = ""
+    kind: str = ""
+
+
+class PermissionSubject(msgspec.Struct, rename="camel"):
+    """v2: what is asked about: a tool call, a command, or a type from the future."""
+
+    type: str
+    tool_call: ToolCallUpdate | None = None
+    command: str | None = None
+    cwd: str | None = None
+    tool_call_id: str | None = None
+    terminal_id: str | None = None
+
+
+class PermissionRequest(msgspec.Struct, rename="camel"):
+    """v1 carries the tool call; v2 a title, a description and a subject."""
+
+    session_id: str
+    options: list[PermissionOption]
+    tool_call: ToolCallUpdate | None = None
+    title: str | None = None
+    description: str | None = None
+    subject: PermissionSubject | None = None
+
+    @property
+    def tool_call_update(self) -> ToolCallUpdate | None:
+        if self.tool_call is not None:
+            return self.tool_call
+        return self.subject.tool_call if self.subject is not None else None
+
+
+class SelectedOutcome(msgspec.Struct, tag_field="outcome", tag="selected", rename="camel"):
+    option_id: str
+
+
+class CancelledOutcome(msgspec.Struct, tag_field="outcome", tag="cancelled"):
+    pass
+
+
+class PermissionResponse(msgspec.Struct):
+    outcome: SelectedOutcome | CancelledOutcome

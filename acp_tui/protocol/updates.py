@@ -1,0 +1,370 @@
+"""`session/update` notifications: a tagged union on `sessionUpdate`, v1 and v2 draft together.
+
+Fields that v2 gives patch semantics use `UNSET` for "omitted" so that omitted (keep), `null`
+(clear) and a value (replace) stay three different things all the way to the reducer. Enum-like
+values (`status`, `kind`, `priority`, `stopReason`, `state`) are plain strings: both versions
+let new values appear, and a value we do not know is shown, not rejected.
+
+`decode_session_update` never raises: an unknown kind, or a known kind with a field we cannot
+read, becomes an `UnknownUpdate` holding the raw object for the UI to show.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+from msgspec import UNSET, UnsetType
+
+from acp_tui.protocol.content import ContentBlock, Meta, ToolCallContent, ToolCallLocation
+
+_STRUCT = {"rename": "camel", "omit_defaults": True, "tag_field": "sessionUpdate", "kw_only": True}
+
+
+class _Update(msgspec.Struct, **_STRUCT):  # type: ignore[misc]
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+class _Chunk(_Update):
+    content: ContentBlock
+    message_id: str | UnsetType | None = UNSET
+
+
+class UserMessageChunk(_Chunk, tag="user_message_chunk"):
+    pass
+
+
+class AgentMessageChunk(_Chunk, tag="agent_message_chunk"):
+    pass
+
+
+class AgentThoughtChunk(_Chunk, tag="agent_thought_chunk"):
+    pass
+
+
+class _MessageUpsert(_Update):
+    """v2: the whole message, keyed by `messageId`; `content` null or [] clears it."""
+
+    message_id: str
+    content: list[ContentBlock] | UnsetType | None = UNSET
+
+
+class UserMessage(_MessageUpsert, tag="user_message"):
+    pass
+
+
+class AgentMessage(_MessageUpsert, tag="agent_message"):
+    pass
+
+
+class AgentThought(_MessageUpsert, tag="agent_thought"):
+    pass
+
+
+MESSAGE_ROLES: dict[type, str] = {
+    UserMessageChunk: "user",
+    AgentMessageChunk: "agent",
+    AgentThoughtChunk: "thought",
+    UserMessage: "user",
+    AgentMessage: "agent",
+    AgentThought: "thought",
+}
+
+# -- tool calls -------------------------------------------------------------------------------
+
+
+class _ToolCallFields(_Update):
+    tool_call_id: str
+    kind: str | UnsetType | None = UNSET
+    status: str | UnsetType | None = UNSET
+    content: list[ToolCallContent] | UnsetType | None = UNSET
+    locations: list[ToolCallLocation] | UnsetType | None = UNSET
+    raw_input: Any = UNSET
+    raw_output: Any = UNSET
+    name: str | UnsetType | None = UNSET
+
+
+class ToolCall(_ToolCallFields, tag="tool_call", kw_only=True):
+    """v1: a new tool call, whole."""
+
+    title: str
+
+
+class ToolCallUpdate(_ToolCallFields, tag="tool_call_update"):
+    """v1: a patch of a tool call. v2: an upsert that creates the tool call on first sight."""
+
+    title: str | UnsetType | None = UNSET
+
+
+class ToolCallContentChunk(_Update, tag="tool_call_content_chunk"):
+    tool_call_id: str
+    content: ToolCallContent
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+
+class PlanEntry(msgspec.Struct, rename="camel", omit_defaults=True):
+    content: str
+    priority: str = "medium"
+    status: str = "pending"
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+class Plan(_Update, tag="plan"):
+    """v1: the whole plan, replacing the last one."""
+
+    entries: list[PlanEntry]
+
+
+class PlanContent(msgspec.Struct, rename="camel", omit_defaults=True):
+    """v2 plan payload: `items` (entries), or a type from the future (kept, shown plainly)."""
+
+    type: str
+    plan_id: str | UnsetType = UNSET
+    entries: list[PlanEntry] | UnsetType = UNSET
+    content: str | UnsetType = UNSET
+    uri: str | UnsetType = UNSET
+    # The commissioning page's example writes `id` where the schema says `planId`.
+    id: str | UnsetType = UNSET
+
+    @property
+    def key(self) -> str:
+        for value in (self.plan_id, self.id):
+            if isinstance(value, str):
+                return value
+        return ""
+
+
+class PlanUpdate(_Update, tag="plan_update"):
+    plan: PlanContent
+
+
+class PlanRemoved(_Update, tag="plan_removed"):
+    plan_id: str
+
+
+# -- session-wide state -----------------------------------------------------------------------
+
+
+class CommandInput(msgspec.Struct, rename="camel", omit_defaults=True):
+    hint: str | UnsetType = UNSET
+    type: str | UnsetType = UNSET
+
+
+class AvailableCommand(msgspec.Struct, rename="camel", omit_defaults=True):
+    name: str
+    description: str = ""
+    input: CommandInput | UnsetType | None = UNSET
+
+
+class AvailableCommandsUpdate(_Update, tag="available_commands_update"):
+    available_commands: list[AvailableCommand]
+
+
+class CurrentModeUpdate(_Update, tag="current_mode_update"):
+    current_mode_id: str | UnsetType = UNSET
+    # Some agents follow the docs' example (`modeId`) rather than the schema.
+    mode_id: str | UnsetType = UNSET
+
+    @property
+    def mode(self) -> str | None:
+        for value in (self.current_mode_id, self.mode_id):
+            if isinstance(value, str):
+                return value
+        return None
+
+
+class ConfigSelectOption(msgspec.Struct, rename="camel", omit_defaults=True):
+    """A select value, or (with `options`) a named group of them."""
+
+    name: str
+    value: str | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
+    group: str | UnsetType = UNSET
+    group_id: str | UnsetType = UNSET
+    options: list[ConfigSelectOption] | UnsetType = UNSET
+
+
+class ConfigOption(msgspec.Struct, rename="camel", omit_defaults=True):
+    """v1 `id`, v2 `configId`; `select` or `boolean` (other types are kept and not offered)."""
+
+    name: str
+    type: str = "select"
+    id: str | UnsetType = UNSET
+    config_id: str | UnsetType = UNSET
+    description: str | UnsetType | None = UNSET
+    category: str | UnsetType | None = UNSET
+    current_value: Any = None
+    options: list[ConfigSelectOption] | UnsetType = UNSET
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+    @property
+    def key(self) -> str:
+        for value in (self.id, self.config_id):
+            if isinstance(value, str):
+                return value
+        return self.name
+
+    def choices(self) -> list[ConfigSelectOption]:
+        """Every selectable value, groups flattened, in the agent's order."""
+        flat: list[ConfigSelectOption] = []
+        for option in self.options or []:
+            if isinstance(option.options, list):
+                flat.extend(o for o in option.options if isinstance(o.value, str))
+            elif isinstance(option.value, str):
+                flat.append(option)
+        return flat
+
+
+class ConfigOptionUpdate(_Update, tag="config_option_update"):
+    config_options: list[ConfigOption]
+
+
+class SessionInfoUpdate(_Update, tag="session_info_update"):
+    title: str | UnsetType | None = UNSET
+    updated_at: str | UnsetType | None = UNSET
+
+
+class Cost(msgspec.Struct, rename="camel"):
+    amount: float
+    currency: str
+
+
+class UsageUpdate(_Update, tag="usage_update"):
+    used: int
+    size: int
+    cost: Cost | UnsetType | None = UNSET
+
+
+class StateUpdate(_Update, tag="state_update"):
+    """v2: `running`, `requires_action`, or `idle` with the turn's stop reason."""
+
+    state: str
+    stop_reason: str | UnsetType | None = UNSET
+    usage: Any = UNSET
+
+
+class Notice(_Update, tag="notice"):
+    severity: str = "info"
+    title: str = ""
+    description: str | UnsetType | None = UNSET
+
+
+# -- v2 agent-owned display terminals ---------------------------------------------------------
+
+
+class TerminalOutput(msgspec.Struct, rename="camel", omit_defaults=True):
+    data: str
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+class ExitStatus(msgspec.Struct, rename="camel", omit_defaults=True):
+    exit_code: int | UnsetType | None = UNSET
+    signal: str | UnsetType | None = UNSET
+
+
+class TerminalUpdate(_Update, tag="terminal_update"):
+    terminal_id: str
+    command: str | UnsetType | None = UNSET
+    cwd: str | UnsetType | None = UNSET
+    output: TerminalOutput | UnsetType | None = UNSET
+    exit_status: ExitStatus | UnsetType | None = UNSET
+
+
+class TerminalOutputChunk(_Update, tag="terminal_output_chunk"):
+    terminal_id: str
+    data: str
+
+
+# -- the union, and the lenient decoder -------------------------------------------------------
+
+
+class UnknownUpdate(msgspec.Struct):
+    """An update we could not read as any known kind: kept whole, shown plainly."""
+
+    kind: str
+    raw: Any
+    reason: str
+
+
+SessionUpdate = (
+    UserMessageChunk
+    | AgentMessageChunk
+    | AgentThoughtChunk
+    | UserMessage
+    | AgentMessage
+    | AgentThought
+    | ToolCall
+    | ToolCallUpdate
+    | ToolCallContentChunk
+    | Plan
+    | PlanUpdate
+    | PlanRemoved
+    | AvailableCommandsUpdate
+    | CurrentModeUpdate
+    | ConfigOptionUpdate
+    | SessionInfoUpdate
+    | UsageUpdate
+    | StateUpdate
+    | Notice
+    | TerminalUpdate
+    | TerminalOutputChunk
+)
+
+KNOWN_KINDS = frozenset(cls.__struct_config__.tag for cls in SessionUpdate.__args__)  # type: ignore[attr-defined]
+
+
+class SessionNotification(msgspec.Struct, rename="camel"):
+    session_id: str
+    update: SessionUpdate
+    meta: Meta = msgspec.field(default=UNSET, name="_meta")
+
+
+class _LooseNotification(msgspec.Struct, rename="camel"):
+    session_id: str
+    update: dict[str, Any]
+
+
+_decode_notification = msgspec.json.Decoder(SessionNotification).decode
+_decode_loose = msgspec.json.Decoder(_LooseNotification).decode
+_BAD_FIELD = re.compile(r"at `\$\.update\.(\w+)")
+_MAX_DROPPED_FIELDS = 8
+
+
+def decode_session_notification(
+    params: bytes | msgspec.Raw,
+) -> tuple[str, SessionUpdate | UnknownUpdate]:
+    """Decode `session/update` params into (session id, update).
+
+    Raises `msgspec.DecodeError` only when there is no session id to attach the update to.
+    """
+    try:
+        notification = _decode_notification(params)
+    except msgspec.DecodeError as error:
+        loose = _decode_loose(params)
+        return loose.session_id, _lenient_update(loose.update, str(error))
+    return notification.session_id, notification.update
+
+
+def _lenient_update(update: dict[str, Any], reason: str) -> SessionUpdate | UnknownUpdate:
+    """Read a known kind with its unreadable optional fields dropped, as the schema's
+    `x-deserialize-default-on-error` asks; anything else becomes an `UnknownUpdate`."""
+    kind = update.get("sessionUpdate")
+    if not isinstance(kind, str) or kind not in KNOWN_KINDS:
+        return UnknownUpdate(str(kind), update, f"unknown update kind {kind!r}")
+    fields = dict(update)
+    for _ in range(_MAX_DROPPED_FIELDS):
+        try:
+            return msgspec.convert(fields, SessionUpdate)  # type: ignore[arg-type]
+        except msgspec.ValidationError as error:
+            match = _BAD_FIELD.search(str(error).replace("`$.", "`$.update."))
+            field = match.group(1) if match else None
+            if field is None or field not in fields or field == "sessionUpdate":
+                return UnknownUpdate(kind, update, f"unreadable {kind}: {error}")
+            del fields[field]
+    return UnknownUpdate(kind, update, reason)

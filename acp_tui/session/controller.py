@@ -1,0 +1,546 @@
+"""Drives an agent: start and negotiate, open sessions, run prompt turns, cancel, shut down.
+
+`AgentClient` is acp-tui's side of one agent process. It answers what the agent asks (session
+updates go through the reducer; permission requests go to the policy, then to whoever shows
+them to the user; fs and terminal requests to the client services) and knows which protocol
+version the agent really speaks. `Session` is one ACP session on it, with its `SessionState`.
+Front ends (the TUI, headless mode) watch a session through its `listeners` and never speak
+JSON-RPC themselves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from acp_tui import __version__
+from acp_tui.connection import Connection, method_not_found
+from acp_tui.launcher import AgentProcess
+from acp_tui.protocol import methods as m
+from acp_tui.protocol.content import ContentBlock
+from acp_tui.protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
+from acp_tui.protocol.updates import ConfigOption, UnknownUpdate, decode_session_notification
+from acp_tui.session import reducer
+from acp_tui.session.reducer import Change
+from acp_tui.session.state import Mode, SessionState
+from acp_tui.transcript import Transcript
+
+SUPPORTED_VERSIONS = (1, 2)
+CLIENT_INFO = m.Implementation(name="acp-tui", title="acp-tui", version=__version__)
+_ORPHAN_LIMIT = 1000
+"""Updates kept for a session id we do not know yet (agents may send them before answering
+`session/new`); beyond this they are reported and dropped."""
+
+
+class ProtocolMismatch(Exception):
+    """The agent speaks no protocol version acp-tui supports."""
+
+
+@dataclass(slots=True, eq=False)
+class PendingPermission:
+    """A permission request waiting for an answer, bound to the turn it arrived in."""
+
+    session: Session
+    request: m.PermissionRequest
+    turn: int
+    tool_call_id: str | None
+    future: asyncio.Future[m.PermissionResponse] = field(repr=False)
+
+    @property
+    def done(self) -> bool:
+        return self.future.done()
+
+    def select(self, option_id: str) -> None:
+        if not self.future.done():
+            self.future.set_result(m.PermissionResponse(m.SelectedOutcome(option_id)))
+
+    def cancel(self) -> None:
+        if not self.future.done():
+            self.future.set_result(m.PermissionResponse(m.CancelledOutcome()))
+
+
+class ClientServices(Protocol):
+    """What serves the agent's `fs/*` and `terminal/*` requests for one session."""
+
+    async def handle(self, method: str, params: msgspec.Raw) -> Any: ...
+
+    async def close(self) -> None: ...
+
+
+@dataclass(slots=True)
+class ClientOptions:
+    cwd: Path
+    protocol_version: int = 1
+    fs: bool = True
+    terminal: bool = True
+    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    transcript: Path | None = None
+    startup_timeout: float = 30.0
+
+
+@dataclass(slots=True)
+class AgentInfo:
+    name: str = ""
+    version: str = ""
+    title: str | None = None
+    protocol_version: int = 1
+    capabilities: dict[str, Any] = field(default_factory=dict)
+    auth_methods: list[m.AuthMethod] = field(default_factory=list)
+
+    @property
+    def label(self) -> str:
+        return " ".join(p for p in (self.title or self.name, self.version) if p) or "agent"
+
+    def _marker(self, *path: str) -> Any:
+        node: Any = self.capabilities
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node
+
+    def supports(self, feature: str) -> bool:
+        """`load`, `resume`, `list`, `close`, `image`, `audio`, `embedded_context`."""
+        if self.protocol_version >= 2:
+            session = self._marker("session")
+            if feature in ("resume", "list", "close"):
+                return session is not None
+            if feature == "load":
+                return False
+            key = {"embedded_context": "embeddedContext"}.get(feature, feature)
+            return self._marker("session", "prompt", key) is not None
+        if feature == "load":
+            return self._marker("loadSession") is True
+        if feature in ("resume", "list", "close"):
+            return self._marker("sessionCapabilities", feature) is not None
+        key = {"embedded_context": "embeddedContext"}.get(feature, feature)
+        return self._marker("promptCapabilities", key) is True
+
+
+class Session:
+    """One ACP session: its state, and the turns the user runs in it."""
+
+    def __init__(self, client: AgentClient, session_id: str) -> None:
+        self.client = client
+        self.state = SessionState(session_id=session_id)
+        self.listeners: list[Callable[[Session, Change], None]] = []
+        self.pending_permissions: list[PendingPermission] = []
+        self.services: ClientServices | None = None
+        self._turn_done: asyncio.Future[str | None] | None = None
+
+    @property
+    def id(self) -> str:
+        return self.state.session_id
+
+    @property
+    def version(self) -> int:
+        return self.client.info.protocol_version
+
+    @property
+    def busy(self) -> bool:
+        return self._turn_done is not None
+
+    # -- state changes ------------------------------------------------------------------------
+
+    def emit(self, change: Change) -> None:
+        for listener in self.listeners:
+            listener(self, change)
+
+    def apply(self, update: Any) -> None:
+        change = reducer.apply(self.state, update)
+        self.emit(change)
+        if change.kind == "status" and self.state.status == "idle" and self.version >= 2:
+            self._finish_turn(self.state.stop_reason)
+
+    def notice(self, severity: str, title: str, detail: str | None = None) -> None:
+        self.emit(reducer.add_notice(self.state, severity, title, detail))
+
+    def apply_setup(self, setup: m.SessionSetup | None) -> None:
+        """Take the modes and config options a session/new, load or resume answered with."""
+        if setup is None:
+            return
+        if setup.modes is not None:
+            self.state.modes = [
+                Mode(x.id, x.name, x.description) for x in setup.modes.available_modes
+            ]
+            self.state.current_mode = setup.modes.current_mode_id
+            self.emit(Change("modes"))
+        if setup.config_options is not None:
+            self.state.config_options = list(setup.config_options)
+            self.emit(Change("config"))
+
+    # -- prompt turns -------------------------------------------------------------------------
+
+    async def prompt(self, content: list[ContentBlock]) -> str | None:
+        """Run one prompt turn; return its stop reason (`cancelled` after a cancel)."""
+        if self._turn_done is not None:
+            raise RuntimeError("a turn is already running in this session")
+        done = self._turn_done = asyncio.get_running_loop().create_future()
+        self.emit(reducer.begin_turn(self.state, content))
+        request = m.PromptRequest(self.id, content)
+        try:
+            response = await self.client.request("session/prompt", request, m.PromptResponse)
+        except RpcError:
+            if self.state.status == "cancelling":
+                # Agents whose abort surfaces as an error still mean "cancelled".
+                self._finish_turn("cancelled")
+            else:
+                self._finish_turn(None)
+                raise
+        else:
+            if self.version < 2:
+                self._finish_turn(response.stop_reason)
+        return await done
+
+    def _finish_turn(self, stop_reason: str | None) -> None:
+        done, self._turn_done = self._turn_done, None
+        for pending in self.pending_permissions:
+            pending.cancel()
+        self.pending_permissions.clear()
+        if self.state.status != "idle" or self.state.stop_reason != stop_reason:
+            self.emit(reducer.end_turn(self.state, stop_reason))
+        if done is not None and not done.done():
+            done.set_result(stop_reason)
+
+    async def cancel(self) -> None:
+        """Cancel the running turn: tell the agent, answer its pending permission requests
+        `cancelled`, and show unfinished tool calls cancelled. The turn ends when the agent
+        confirms; until then its updates keep coming in."""
+        if self._turn_done is None or self.state.status == "cancelling":
+            return
+        for change in reducer.cancel_turn(self.state):
+            self.emit(change)
+        for pending in self.pending_permissions:
+            pending.cancel()
+        self.pending_permissions.clear()
+        with contextlib.suppress(ConnectionClosed):
+            await self.client.notify("session/cancel", m.SessionIdParams(self.id))
+
+    def abandon_turn(self, reason: str) -> None:
+        """End the turn without the agent (it died or stopped answering)."""
+        if self._turn_done is not None:
+            self.notice("error", reason)
+            self._finish_turn(None)
+
+    # -- modes and config ---------------------------------------------------------------------
+
+    async def set_mode(self, mode_id: str) -> None:
+        await self.client.request("session/set_mode", m.SetModeRequest(self.id, mode_id))
+        self.state.current_mode = mode_id
+        self.emit(Change("modes"))
+
+    async def set_config_option(self, option: ConfigOption, value: str | bool) -> None:
+        if self.version >= 2:
+            kind: str | msgspec.UnsetType = "boolean" if isinstance(value, bool) else "id"
+        else:
+            kind = "boolean" if isinstance(value, bool) else msgspec.UNSET
+        request = m.SetConfigOptionRequest(self.id, option.key, value, kind)
+        response = await self.client.request(
+            "session/set_config_option", request, m.SetConfigOptionResponse | None
+        )
+        if response is not None and response.config_options is not None:
+            self.state.config_options = list(response.config_options)
+        else:
+            option.current_value = value
+        self.emit(Change("config"))
+
+    # -- requests from the agent --------------------------------------------------------------
+
+    async def request_permission(self, request: m.PermissionRequest) -> m.PermissionResponse:
+        tool_call = request.tool_call_update
+        if tool_call is not None:
+            self.emit(reducer.patch_tool_call(self.state, tool_call))
+        future: asyncio.Future[m.PermissionResponse] = asyncio.get_running_loop().create_future()
+        tool_call_id = tool_call.tool_call_id if tool_call is not None else None
+        pending = PendingPermission(self, request, self.state.turn, tool_call_id, future)
+        if self.state.status == "cancelling":
+            # A request after cancel is answered cancelled, never shown, never approved.
+            pending.cancel()
+        else:
+            self.pending_permissions.append(pending)
+            await self.client.decide_permission(pending)
+        try:
+            return await future
+        finally:
+            with contextlib.suppress(ValueError):
+                self.pending_permissions.remove(pending)
+
+
+class AgentClient:
+    """acp-tui's end of the conversation with one agent process."""
+
+    def __init__(
+        self,
+        argv: list[str],
+        options: ClientOptions,
+        *,
+        decide_permission: Callable[[PendingPermission], Awaitable[None]],
+        services_factory: Callable[[Session], ClientServices] | None = None,
+        on_problem: Callable[[str], None] | None = None,
+        on_traffic: Callable[[str, bytes], None] | None = None,
+        on_stderr: Callable[[bytes], None] | None = None,
+    ) -> None:
+        self.argv = argv
+        self.options = options
+        self.info = AgentInfo()
+        self.sessions: dict[str, Session] = {}
+        self.process: AgentProcess | None = None
+        self.connection: Connection | None = None
+        self.decide_permission = decide_permission
+        self._services_factory = services_factory
+        self._on_problem = on_problem
+        self._on_traffic = on_traffic
+        self._on_stderr = on_stderr
+        self._transcript: Transcript | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._orphans: dict[str, list[Any]] = {}
+        self.exited = asyncio.Event()
+
+    # -- lifecycle ----------------------------------------------------------------------------
+
+    async def start(self) -> AgentInfo:
+        """Spawn the agent and agree on a protocol version.
+
+        We offer the version the user asked for. An agent may answer another one we also speak
+        (in that version's shape, or echoing ours with the other's shape); then we start afresh
+        in the version its answer shows, since the first `initialize` described us in the wrong
+        shape. Raises `ProtocolMismatch` if it speaks nothing we do."""
+        if self.options.transcript is not None and self._transcript is None:
+            self._transcript = Transcript(self.options.transcript, on_error=self._problem)
+        offered = self.options.protocol_version
+        for _attempt in range(2):
+            await self._spawn()
+            try:
+                response = await asyncio.wait_for(
+                    self._initialize(offered), self.options.startup_timeout
+                )
+            except TimeoutError:
+                await self.close()
+                raise ConnectionClosed(
+                    f"the agent did not answer initialize within {self.options.startup_timeout:g} s"
+                ) from None
+            except RpcError as error:
+                if offered != 1 and not isinstance(error, ConnectionClosed):
+                    # Strict agents reject a shape they do not speak instead of negotiating.
+                    await self.close()
+                    offered = 1
+                    continue
+                raise
+            spoken = _shape_version(response)
+            if spoken == offered and response.protocol_version == offered:
+                self._take(response, spoken)
+                return self.info
+            await self.close()
+            if spoken not in SUPPORTED_VERSIONS or spoken == offered:
+                break
+            offered = spoken
+        raise ProtocolMismatch(
+            f"the agent answered protocol version {response.protocol_version}; "
+            f"acp-tui speaks {' and '.join(map(str, SUPPORTED_VERSIONS))}"
+        )
+
+    async def _spawn(self) -> None:
+        self.exited.clear()
+        self.process = await AgentProcess.start(
+            self.argv, self.options.cwd, on_stderr=self._on_stderr
+        )
+        self.connection = Connection(
+            self.process.stdout,
+            self.process.stdin,
+            self,
+            transcript=self._transcript,
+            on_problem=self._problem,
+            on_traffic=self._on_traffic,
+        )
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    async def _read(self) -> None:
+        assert self.connection is not None and self.process is not None
+        connection, process = self.connection, self.process
+        try:
+            await connection.run()
+        finally:
+            # stdout closed: the agent is gone (or going); say how, and end what waits on it.
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(process.wait(), 2.0)
+            if connection is self.connection:
+                description = process.exit_description()
+                connection.fail_pending(description)
+                for session in self.sessions.values():
+                    session.abandon_turn(description)
+                self.exited.set()
+
+    async def _initialize(self, version: int) -> m.InitializeResponse:
+        params: Any
+        if version >= 2:
+            params = m.InitializeRequestV2(version, CLIENT_INFO)
+        else:
+            capabilities = m.ClientCapabilitiesV1(
+                fs=m.FileSystemCapability(self.options.fs, self.options.fs),
+                terminal=self.options.terminal,
+                session={"configOptions": {"boolean": {}}},
+            )
+            params = m.InitializeRequestV1(version, capabilities, CLIENT_INFO)
+        return await self.request("initialize", params, m.InitializeResponse)
+
+    def _take(self, response: m.InitializeResponse, version: int) -> None:
+        info = (response.info if version >= 2 else response.agent_info) or m.AgentInfo()
+        capabilities = response.capabilities if version >= 2 else response.agent_capabilities
+        self.info = AgentInfo(
+            name=info.name,
+            version=info.version,
+            title=info.title,
+            protocol_version=version,
+            capabilities=capabilities or {},
+            auth_methods=[a for a in response.auth_methods if a.type in ("agent", "terminal")],
+        )
+
+    async def close(self) -> None:
+        """Close every session the agent lets us close, then stop the agent process."""
+        for session in list(self.sessions.values()):
+            if session.services is not None:
+                await session.services.close()
+        if self.info.protocol_version >= 2 or self.info.supports("close"):
+            for session in list(self.sessions.values()):
+                with contextlib.suppress(RpcError, TimeoutError):
+                    await asyncio.wait_for(
+                        self.request("session/close", m.SessionIdParams(session.id)), 2.0
+                    )
+        if self.process is not None:
+            await self.process.close()
+        if self._reader is not None:
+            with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
+                await asyncio.wait_for(self._reader, 2.0)
+        if self._transcript is not None:
+            self._transcript.flush()
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    async def authenticate(self, method_id: str) -> None:
+        method = "auth/login" if self.info.protocol_version >= 2 else "authenticate"
+        await self.request(method, m.AuthenticateRequest(method_id))
+
+    async def new_session(self) -> Session:
+        cwd = str(self.options.cwd)
+        if self.info.protocol_version >= 2:
+            params = m.NewSessionRequest(cwd, self.options.mcp_servers or msgspec.UNSET)
+        else:
+            params = m.NewSessionRequest(cwd, self.options.mcp_servers)
+        setup = await self.request("session/new", params, m.SessionSetup)
+        if not setup.session_id:
+            raise RpcError(INVALID_PARAMS, "the agent answered session/new without a sessionId")
+        session = self._register(setup.session_id)
+        session.apply_setup(setup)
+        return session
+
+    async def open_session(self, session_id: str) -> Session:
+        """Open a session the agent served before: resume it when the agent can (v2 replays
+        the history), else load it (the history is replayed as updates)."""
+        cwd = str(self.options.cwd)
+        session = self._register(session_id)
+        session.state.replaying = True
+        try:
+            if self.info.protocol_version >= 2:
+                params: Any = m.ResumeSessionRequest(session_id, cwd, replay_from=m.ReplayFrom())
+                setup = await self.request("session/resume", params, m.SessionSetup | None)
+            elif self.info.supports("load"):
+                params = m.LoadSessionRequest(session_id, cwd, self.options.mcp_servers)
+                setup = await self.request("session/load", params, m.SessionSetup | None)
+            else:
+                params = m.ResumeSessionRequest(session_id, cwd, self.options.mcp_servers)
+                setup = await self.request("session/resume", params, m.SessionSetup | None)
+        except RpcError:
+            self.sessions.pop(session_id, None)
+            raise
+        finally:
+            session.state.replaying = False
+        session.apply_setup(setup)
+        return session
+
+    async def list_sessions(self) -> list[m.SessionInfo]:
+        if not self.info.supports("list"):
+            return []
+        params = m.ListSessionsRequest(cwd=str(self.options.cwd))
+        response = await self.request("session/list", params, m.ListSessionsResponse)
+        return response.sessions
+
+    def _register(self, session_id: str) -> Session:
+        session = Session(self, session_id)
+        if self._services_factory is not None and self.info.protocol_version < 2:
+            session.services = self._services_factory(session)
+        self.sessions[session_id] = session
+        for update in self._orphans.pop(session_id, []):
+            session.apply(update)
+        return session
+
+    # -- the wire -----------------------------------------------------------------------------
+
+    async def request(self, method: str, params: Any, result_type: Any = msgspec.Raw) -> Any:
+        if self.connection is None:
+            raise ConnectionClosed("the agent is not running")
+        return await self.connection.request(method, params, result_type)
+
+    async def notify(self, method: str, params: Any) -> None:
+        if self.connection is None:
+            raise ConnectionClosed("the agent is not running")
+        await self.connection.notify(method, params)
+
+    async def handle_request(self, method: str, params: msgspec.Raw) -> Any:
+        if method == "session/request_permission":
+            request = _decode(params, m.PermissionRequest)
+            return await self._session(request.session_id).request_permission(request)
+        if method.startswith(("fs/", "terminal/")) and self.info.protocol_version < 2:
+            session = self._session(_decode(params, m.SessionIdParams).session_id)
+            if session.services is not None:
+                return await session.services.handle(method, params)
+        raise method_not_found(method)
+
+    def handle_notification(self, method: str, params: msgspec.Raw) -> None:
+        if method != "session/update":
+            return  # Unknown notifications (e.g. `_` extensions) are ignored, as the spec says.
+        try:
+            session_id, update = decode_session_notification(params)
+        except msgspec.DecodeError as error:
+            self._problem(f"session/update without a usable sessionId: {error}")
+            return
+        session = self.sessions.get(session_id)
+        if session is not None:
+            session.apply(update)
+            return
+        orphans = self._orphans.setdefault(session_id, [])
+        if len(orphans) < _ORPHAN_LIMIT:
+            orphans.append(update)
+        elif len(orphans) == _ORPHAN_LIMIT:
+            self._problem(f"updates for unknown session {session_id!r} are being dropped")
+            orphans.append(UnknownUpdate("", None, "dropped"))
+
+    def _session(self, session_id: str) -> Session:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RpcError(INVALID_PARAMS, f"unknown session: {session_id}")
+        return session
+
+    def _problem(self, message: str) -> None:
+        if self._on_problem is not None:
+            self._on_problem(message)
+
+
+def _decode(params: msgspec.Raw, kind: type[Any]) -> Any:
+    try:
+        return msgspec.json.decode(params or b"null", type=kind)
+    except msgspec.DecodeError as error:
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {error}") from error
+
+
+def _shape_version(response: m.InitializeResponse) -> int:
+    """The version an initialize result is shaped as, whatever number it carries: v2 results
+    must carry `info`, so a bare `{"protocolVersion": 2}` is a v1 agent echoing our offer."""
+    if response.info is not None:
+        return 2
+    if response.capabilities is not None and response.agent_capabilities is None:
+        return 2
+    return 1

@@ -1,0 +1,383 @@
+"""The pure reducer: `apply(state, update)` changes a `SessionState` and says what changed.
+
+v1 and v2 updates land in the same state. The rules are the prompt-turn page's:
+- message updates (`user_message`, `agent_message`, `agent_thought`) are upserts keyed by
+  `messageId`: `content` omitted keeps, `null`/`[]` clears, a list replaces;
+- chunks append one block to whatever is current for their `messageId`; a v1 chunk without one
+  continues the current message of its kind until something else is shown;
+- tool calls are upserts by `toolCallId` (an update may come before its `tool_call`); omitted
+  fields keep, `null` resets, values replace (lists wholesale); `tool_call_content_chunk`
+  appends one content item.
+The turn-level steps the controller takes (a prompt sent, a cancel, a stop reason) are here too,
+so every state change goes through one module with no I/O, no clock and no Textual.
+"""
+
+from __future__ import annotations
+
+import binascii
+from collections.abc import Callable
+from typing import Any, NamedTuple
+
+import msgspec
+from msgspec import UNSET
+
+from acp_tui.protocol.content import ContentBlock
+from acp_tui.protocol.updates import (
+    MESSAGE_ROLES,
+    AgentMessage,
+    AgentMessageChunk,
+    AgentThought,
+    AgentThoughtChunk,
+    AvailableCommandsUpdate,
+    ConfigOptionUpdate,
+    CurrentModeUpdate,
+    Notice,
+    Plan,
+    PlanRemoved,
+    PlanUpdate,
+    SessionInfoUpdate,
+    SessionUpdate,
+    StateUpdate,
+    TerminalOutputChunk,
+    TerminalUpdate,
+    ToolCall,
+    ToolCallContentChunk,
+    ToolCallUpdate,
+    UnknownUpdate,
+    UsageUpdate,
+    UserMessage,
+    UserMessageChunk,
+)
+from acp_tui.session import state as s
+
+
+class Change(NamedTuple):
+    """What an update changed. `item` is the changed object (a `Message`, `ToolCallState`,
+    `PlanState`, `TerminalState`, `Notice`, or None for session-wide fields); `delta` is what
+    was appended, when the change was an append (a renderer then draws only that)."""
+
+    kind: str
+    item: Any = None
+    delta: Any = None
+
+
+# -- messages ---------------------------------------------------------------------------------
+
+
+def _add(state: s.SessionState, item: s.TimelineItem) -> None:
+    state.timeline.append(item)
+
+
+def _new_message(state: s.SessionState, message_id: str, role: s.Role) -> s.Message:
+    message = s.Message(message_id, role, state.turn)
+    state.messages[message_id] = message
+    _add(state, message)
+    return message
+
+
+def _message_for(state: s.SessionState, message_id: Any, role: s.Role) -> s.Message:
+    """The message an update is about: known by id, the prompt we showed before the agent
+    named it, or a new one."""
+    if isinstance(message_id, str):
+        message = state.messages.get(message_id)
+        if message is not None:
+            return message
+        claimed = _claim_sent_prompt(state, message_id, role)
+        return claimed or _new_message(state, message_id, role)
+    last = state.last_message
+    if last is not None and last.role == role and state.timeline and state.timeline[-1] is last:
+        return last
+    return _claim_sent_prompt(state, None, role) or _new_message(
+        state, state.new_local_id(role), role
+    )
+
+
+def _claim_sent_prompt(
+    state: s.SessionState, message_id: str | None, role: s.Role
+) -> s.Message | None:
+    """The first user message the agent reports in a turn is the prompt we already show: it
+    takes the agent's id and content instead of appearing twice."""
+    sent = state.sent_prompt
+    if role != "user" or sent is None or sent.turn != state.turn:
+        return None
+    state.sent_prompt = None
+    if message_id is not None:
+        del state.messages[sent.id]
+        sent.id = message_id
+        state.messages[message_id] = sent
+    sent.content = []
+    sent.revision += 1
+    return sent
+
+
+def _chunk(state: s.SessionState, update: Any) -> Change:
+    role = MESSAGE_ROLES[type(update)]
+    message = _message_for(state, update.message_id, role)
+    message.content.append(update.content)
+    state.last_message = message
+    return Change("message", message, update.content)
+
+
+def _upsert(state: s.SessionState, update: Any) -> Change:
+    role = MESSAGE_ROLES[type(update)]
+    message = _message_for(state, update.message_id, role)
+    if update.content is not UNSET:
+        message.content = list(update.content or ())
+        message.revision += 1
+    state.last_message = message
+    return Change("message", message)
+
+
+# -- tool calls -------------------------------------------------------------------------------
+
+_TOOL_DEFAULTS: dict[str, Callable[[], Any]] = {
+    "title": str,
+    "kind": lambda: "other",
+    "status": lambda: "pending",
+    "content": list,
+    "locations": list,
+    "raw_input": lambda: None,
+    "raw_output": lambda: None,
+    "name": lambda: None,
+    "meta": lambda: None,
+}
+
+
+def tool_call_for(state: s.SessionState, tool_call_id: str) -> s.ToolCallState:
+    """The tool call with this id, created (and placed in the timeline) on first sight."""
+    call = state.tool_calls.get(tool_call_id)
+    if call is None:
+        call = state.tool_calls[tool_call_id] = s.ToolCallState(tool_call_id, state.turn)
+        _add(state, call)
+    return call
+
+
+def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) -> Change:
+    """Apply a tool call or its update (also the `toolCall` of a permission request)."""
+    call = tool_call_for(state, update.tool_call_id)
+    for name, default in _TOOL_DEFAULTS.items():
+        value = getattr(update, name)
+        if value is UNSET:
+            continue
+        if value is None:
+            value = default()
+        elif isinstance(value, list):
+            value = list(value)
+        setattr(call, name, value)
+    return Change("tool_call", call)
+
+
+def _tool_content_chunk(state: s.SessionState, update: ToolCallContentChunk) -> Change:
+    call = tool_call_for(state, update.tool_call_id)
+    call.content.append(update.content)
+    return Change("tool_call", call, update.content)
+
+
+# -- plans ------------------------------------------------------------------------------------
+
+
+def _plan_for(state: s.SessionState, plan_id: str) -> s.PlanState:
+    plan = state.plans.get(plan_id)
+    if plan is None:
+        plan = state.plans[plan_id] = s.PlanState(plan_id)
+        _add(state, plan)
+    return plan
+
+
+def _plan(state: s.SessionState, update: Plan) -> Change:
+    plan = _plan_for(state, "")
+    plan.entries = list(update.entries)
+    return Change("plan", plan)
+
+
+def _plan_update(state: s.SessionState, update: PlanUpdate) -> Change:
+    content = update.plan
+    plan = _plan_for(state, content.key)
+    plan.type = content.type
+    if isinstance(content.entries, list):
+        plan.entries = list(content.entries)
+        plan.text = None
+    else:
+        plan.entries = []
+        plan.text = next((v for v in (content.content, content.uri) if isinstance(v, str)), None)
+    return Change("plan", plan)
+
+
+def _plan_removed(state: s.SessionState, update: PlanRemoved) -> Change:
+    plan = state.plans.pop(update.plan_id, None)
+    if plan is not None:
+        state.timeline.remove(plan)
+    return Change("plan_removed", plan)
+
+
+# -- session-wide fields ----------------------------------------------------------------------
+
+
+def _commands(state: s.SessionState, update: AvailableCommandsUpdate) -> Change:
+    state.commands = list(update.available_commands)
+    return Change("commands")
+
+
+def _mode(state: s.SessionState, update: CurrentModeUpdate) -> Change:
+    state.current_mode = update.mode
+    return Change("modes")
+
+
+def _config(state: s.SessionState, update: ConfigOptionUpdate) -> Change:
+    state.config_options = list(update.config_options)
+    return Change("config")
+
+
+def _info(state: s.SessionState, update: SessionInfoUpdate) -> Change:
+    if update.title is not UNSET:
+        state.title = update.title
+    if update.updated_at is not UNSET:
+        state.updated_at = update.updated_at
+    return Change("info")
+
+
+def _usage(state: s.SessionState, update: UsageUpdate) -> Change:
+    state.usage_used, state.usage_size = update.used, update.size
+    if update.cost is not UNSET:
+        state.cost = update.cost
+    return Change("usage")
+
+
+def _state(state: s.SessionState, update: StateUpdate) -> Change:
+    if update.state == "idle":
+        stop = update.stop_reason if isinstance(update.stop_reason, str) else None
+        return end_turn(state, stop)
+    if state.status != "cancelling":
+        state.status = "requires_action" if update.state == "requires_action" else "running"
+    return Change("status")
+
+
+def _notice(state: s.SessionState, update: Notice) -> Change:
+    detail = update.description if isinstance(update.description, str) else None
+    return add_notice(state, update.severity, update.title, detail)
+
+
+# -- v2 display terminals ---------------------------------------------------------------------
+
+
+def terminal_for(state: s.SessionState, terminal_id: str) -> s.TerminalState:
+    terminal = state.terminals.get(terminal_id)
+    if terminal is None:
+        terminal = state.terminals[terminal_id] = s.TerminalState(terminal_id)
+    return terminal
+
+
+def _terminal(state: s.SessionState, update: TerminalUpdate) -> Change:
+    terminal = terminal_for(state, update.terminal_id)
+    if update.command is not UNSET:
+        terminal.command = update.command
+    if update.cwd is not UNSET:
+        terminal.cwd = update.cwd
+    if update.output is not UNSET:
+        terminal.output = bytearray(_b64(update.output.data) if update.output else b"")
+    if update.exit_status is not UNSET:
+        status = update.exit_status
+        terminal.exited = status is not None
+        terminal.exit_code = (
+            status.exit_code if status and isinstance(status.exit_code, int) else None
+        )
+        terminal.signal = status.signal if status and isinstance(status.signal, str) else None
+    return Change("terminal", terminal)
+
+
+def _terminal_chunk(state: s.SessionState, update: TerminalOutputChunk) -> Change:
+    terminal = terminal_for(state, update.terminal_id)
+    data = _b64(update.data)
+    terminal.output += data
+    return Change("terminal", terminal, data)
+
+
+def _b64(data: str) -> bytes:
+    try:
+        return binascii.a2b_base64(data)
+    except (binascii.Error, ValueError):
+        return f"[output that is not base64: {data[:80]!r}]".encode()
+
+
+# -- turns ------------------------------------------------------------------------------------
+
+
+def begin_turn(state: s.SessionState, prompt: list[ContentBlock]) -> Change:
+    """The user sent a prompt: show it at once, until the agent reports it under its own id."""
+    state.turn += 1
+    state.status = "running"
+    state.stop_reason = None
+    message = _new_message(state, state.new_local_id("prompt"), "user")
+    message.content = list(prompt)
+    state.sent_prompt = message
+    state.last_message = message
+    return Change("message", message)
+
+
+def cancel_turn(state: s.SessionState) -> list[Change]:
+    """The user cancelled: every unfinished tool call of this turn is shown cancelled now."""
+    state.status = "cancelling"
+    changes = [Change("status")]
+    for call in state.tool_calls.values():
+        if call.turn == state.turn and not call.finished:
+            call.status = "cancelled"
+            changes.append(Change("tool_call", call))
+    return changes
+
+
+def end_turn(state: s.SessionState, stop_reason: str | None) -> Change:
+    state.status = "idle"
+    state.stop_reason = stop_reason
+    state.sent_prompt = None
+    return Change("status")
+
+
+def add_notice(
+    state: s.SessionState, severity: str, title: str, detail: str | None = None
+) -> Change:
+    notice = s.Notice(severity, title, detail, state.turn)
+    _add(state, notice)
+    state.last_message = None
+    return Change("notice", notice)
+
+
+def _unknown(state: s.SessionState, update: UnknownUpdate) -> Change:
+    detail = msgspec.json.encode(update.raw).decode()
+    return add_notice(state, "unknown", update.reason, detail)
+
+
+_APPLY: dict[type, Callable[[s.SessionState, Any], Change]] = {
+    UserMessageChunk: _chunk,
+    AgentMessageChunk: _chunk,
+    AgentThoughtChunk: _chunk,
+    UserMessage: _upsert,
+    AgentMessage: _upsert,
+    AgentThought: _upsert,
+    ToolCall: patch_tool_call,
+    ToolCallUpdate: patch_tool_call,
+    ToolCallContentChunk: _tool_content_chunk,
+    Plan: _plan,
+    PlanUpdate: _plan_update,
+    PlanRemoved: _plan_removed,
+    AvailableCommandsUpdate: _commands,
+    CurrentModeUpdate: _mode,
+    ConfigOptionUpdate: _config,
+    SessionInfoUpdate: _info,
+    UsageUpdate: _usage,
+    StateUpdate: _state,
+    Notice: _notice,
+    TerminalUpdate: _terminal,
+    TerminalOutputChunk: _terminal_chunk,
+    UnknownUpdate: _unknown,
+}
+
+_BREAKS_MESSAGE = frozenset({ToolCall, ToolCallUpdate, ToolCallContentChunk, Plan, PlanUpdate})
+
+
+def apply(state: s.SessionState, update: SessionUpdate | UnknownUpdate) -> Change:
+    """Apply one `session/update` and say what changed."""
+    kind = type(update)
+    if kind in _BREAKS_MESSAGE:
+        # Text after a tool call or plan is a new message, even if the agent did not say so.
+        state.last_message = None
+    return _APPLY[kind](state, update)

@@ -1,0 +1,130 @@
+"""What one ACP session looks like to the user: plain data, changed only by the reducer.
+
+The timeline keeps every message, tool call, plan and notice in the order they first appeared;
+the dicts beside it find them by their protocol ids. Nothing here is pruned: a renderer may
+release what is off screen, the state keeps the whole history.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
+from acp_tui.protocol.updates import AvailableCommand, ConfigOption, Cost, PlanEntry
+
+Role = Literal["user", "agent", "thought"]
+TurnStatus = Literal["idle", "running", "requires_action", "cancelling"]
+FINISHED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+
+
+@dataclass(slots=True, eq=False)
+class Message:
+    id: str
+    role: Role
+    turn: int
+    content: list[ContentBlock] = field(default_factory=list)
+    revision: int = 0
+    """Bumped when content is replaced rather than appended to, so a renderer that drew the
+    first N blocks knows those N are no longer what is there."""
+
+    @property
+    def text(self) -> str:
+        return "".join(block_text(block) for block in self.content)
+
+
+@dataclass(slots=True, eq=False)
+class ToolCallState:
+    id: str
+    turn: int
+    title: str = ""
+    kind: str = "other"
+    status: str = "pending"
+    content: list[ToolCallContent] = field(default_factory=list)
+    locations: list[ToolCallLocation] = field(default_factory=list)
+    raw_input: Any = None
+    raw_output: Any = None
+    name: str | None = None
+    meta: dict[str, Any] | None = None
+
+    @property
+    def finished(self) -> bool:
+        return self.status in FINISHED_TOOL_STATUSES
+
+
+@dataclass(slots=True, eq=False)
+class PlanState:
+    id: str
+    type: str = "items"
+    entries: list[PlanEntry] = field(default_factory=list)
+    text: str | None = None
+    """For plan types other than `items` (markdown, file, the future): what to show instead."""
+
+
+@dataclass(slots=True, eq=False)
+class TerminalState:
+    """A terminal shown in a tool call: one acp-tui runs (v1) or one the agent reports (v2)."""
+
+    id: str
+    command: str | None = None
+    cwd: str | None = None
+    output: bytearray = field(default_factory=bytearray)
+    truncated: bool = False
+    exit_code: int | None = None
+    signal: str | None = None
+    exited: bool = False
+
+
+@dataclass(slots=True, eq=False)
+class Notice:
+    """Something to tell the user in the transcript: an error, a stop reason, an unknown update."""
+
+    severity: str
+    title: str
+    detail: str | None = None
+    turn: int = 0
+
+
+@dataclass(slots=True)
+class Mode:
+    id: str
+    name: str
+    description: str | None = None
+
+
+TimelineItem = Message | ToolCallState | PlanState | Notice
+
+
+@dataclass(slots=True, eq=False)
+class SessionState:
+    session_id: str = ""
+    timeline: list[TimelineItem] = field(default_factory=list)
+    messages: dict[str, Message] = field(default_factory=dict)
+    tool_calls: dict[str, ToolCallState] = field(default_factory=dict)
+    plans: dict[str, PlanState] = field(default_factory=dict)
+    terminals: dict[str, TerminalState] = field(default_factory=dict)
+    commands: list[AvailableCommand] = field(default_factory=list)
+    modes: list[Mode] = field(default_factory=list)
+    current_mode: str | None = None
+    config_options: list[ConfigOption] = field(default_factory=list)
+    title: str | None = None
+    updated_at: str | None = None
+    usage_used: int | None = None
+    usage_size: int | None = None
+    cost: Cost | None = None
+    status: TurnStatus = "idle"
+    stop_reason: str | None = None
+    turn: int = 0
+    """How many prompts were sent; items remember the turn they arrived in."""
+    replaying: bool = False
+    """True while `session/load` replays history: no live prompts for replayed requests."""
+    last_message: Message | None = None
+    """The message a v1 chunk without `messageId` continues, while its kind does not change."""
+    sent_prompt: Message | None = None
+    """The prompt shown as sent this turn, until the agent reports it under its own id."""
+    local_ids: int = 0
+
+    def new_local_id(self, prefix: str) -> str:
+        """An id for something the agent did not name (v1 chunks without `messageId`)."""
+        self.local_ids += 1
+        return f"{prefix}-{self.local_ids}"

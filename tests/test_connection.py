@@ -1,0 +1,198 @@
+"""The JSON-RPC peer over real pipes, against an agent that writes exactly what a test says."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+from acp_tui.connection import Connection, method_not_found
+from acp_tui.launcher import AgentProcess
+from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
+from acp_tui.transcript import Transcript
+
+RAW_AGENT = Path(__file__).parent / "agents" / "raw_agent.py"
+
+
+class Recorder:
+    """A handler that keeps what it is given and answers `ping` requests."""
+
+    def __init__(self) -> None:
+        self.notifications: list[tuple[str, Any]] = []
+        self.requests: list[tuple[str, Any]] = []
+        self.problems: list[str] = []
+
+    async def handle_request(self, method: str, params: msgspec.Raw) -> Any:
+        self.requests.append((method, msgspec.json.decode(params or b"null")))
+        if method == "ping":
+            return {"pong": True}
+        raise method_not_found(method)
+
+    def handle_notification(self, method: str, params: msgspec.Raw) -> None:
+        self.notifications.append((method, msgspec.json.decode(params)))
+
+
+class Peer:
+    def __init__(self, tmp_path: Path, script: dict[str, Any]) -> None:
+        self.script_path = tmp_path / "script.json"
+        self.script_path.write_text(json.dumps(script))
+        self.received_path = tmp_path / "received.jsonl"
+        self.transcript_path = tmp_path / "transcript.jsonl"
+        self.recorder = Recorder()
+
+    async def __aenter__(self) -> Peer:
+        argv = [sys.executable, str(RAW_AGENT), str(self.script_path), str(self.received_path)]
+        self.process = await AgentProcess.start(argv, self.script_path.parent)
+        self.transcript = Transcript(self.transcript_path)
+        self.connection = Connection(
+            self.process.stdout,
+            self.process.stdin,
+            self.recorder,
+            transcript=self.transcript,
+            on_problem=self.recorder.problems.append,
+        )
+        self.reader = asyncio.create_task(self.connection.run())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.process.close()
+        await asyncio.wait_for(self.reader, 5)
+        self.transcript.close()
+
+    def received(self) -> list[Any]:
+        if not self.received_path.exists():
+            return []
+        return [json.loads(line) for line in self.received_path.read_text().splitlines()]
+
+    def transcript_entries(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.transcript_path.read_text().splitlines()]
+
+
+def notification(text: str) -> str:
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    return json.dumps(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": "s", "update": update},
+        }
+    )
+
+
+async def wait_for(condition: Any, timeout: float = 10) -> None:
+    async with asyncio.timeout(timeout):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_a_50_mb_line_arrives_whole(tmp_path: Path) -> None:
+    big = "x" * (50 * 1024 * 1024)
+    async with Peer(tmp_path, {"start": [notification(big), notification("after")]}) as peer:
+        await wait_for(lambda: len(peer.recorder.notifications) == 2)
+    texts = [p["update"]["content"]["text"] for _, p in peer.recorder.notifications]
+    assert len(texts[0]) == len(big) and texts[1] == "after"
+
+
+async def test_log_lines_on_stdout_are_kept_not_fatal(tmp_path: Path) -> None:
+    script = {"start": ["Starting agent v1.2 ...", "{not json", notification("hi")]}
+    async with Peer(tmp_path, script) as peer:
+        await wait_for(lambda: peer.recorder.notifications)
+        await asyncio.sleep(0.2)
+        received = peer.received()
+    assert len(peer.recorder.problems) == 2
+    assert "Starting agent" in peer.recorder.problems[0]
+    # A log line gets no answer; a broken message gets a parse error.
+    assert [m["error"]["code"] for m in received] == [-32700]
+    raw = [e["raw"] for e in peer.transcript_entries() if e["msg"] is None]
+    assert raw == ["Starting agent v1.2 ...", "{not json"]
+
+
+async def test_ids_are_per_sender_and_requests_are_answered(tmp_path: Path) -> None:
+    # The agent asks with id 0 while our request 0 is pending, then answers ours.
+    script = {
+        "on": {
+            "initialize": [
+                '{"jsonrpc":"2.0","id":0,"method":"ping","params":{}}',
+                '{"jsonrpc":"2.0","id":"x-1","method":"nope","params":{}}',
+                '{"jsonrpc":"2.0","id":$ID,"result":{"protocolVersion":1}}',
+            ]
+        }
+    }
+    async with Peer(tmp_path, script) as peer:
+        result = await peer.connection.request("initialize", {"protocolVersion": 1})
+        await wait_for(lambda: len(peer.received()) == 3)
+        received = peer.received()
+    assert msgspec.json.decode(result) == {"protocolVersion": 1}
+    assert received[1] == {"jsonrpc": "2.0", "id": 0, "result": {"pong": True}}
+    assert received[2]["id"] == "x-1" and received[2]["error"]["code"] == -32601
+
+
+async def test_error_responses_raise_and_unknown_ids_are_reported(tmp_path: Path) -> None:
+    script = {
+        "on": {
+            "fail": [
+                '{"jsonrpc":"2.0","id":999,"result":{}}',
+                '{"jsonrpc":"2.0","id":$ID,"error":{"code":-32000,"message":"Auth required"}}',
+                '{"jsonrpc":"2.0","id":$ID,"result":{}}',
+            ]
+        }
+    }
+    async with Peer(tmp_path, script) as peer:
+        with pytest.raises(RpcError) as caught:
+            await peer.connection.request("fail", {})
+        await wait_for(lambda: len(peer.recorder.problems) == 2)
+    assert caught.value.code == -32000
+    assert all("never sent or had" in p for p in peer.recorder.problems)
+
+
+async def test_batches(tmp_path: Path) -> None:
+    batch = [
+        json.loads(notification("one")),
+        {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {}},
+        json.loads(notification("two")),
+    ]
+    async with Peer(tmp_path, {"start": [json.dumps(batch), "[]"]}) as peer:
+        await wait_for(lambda: len(peer.received()) == 2)
+        received = peer.received()
+    assert [p["update"]["content"]["text"] for _, p in peer.recorder.notifications] == [
+        "one",
+        "two",
+    ]
+    assert {"jsonrpc": "2.0", "id": 7, "result": {"pong": True}} in received
+    assert {
+        "jsonrpc": "2.0",
+        "id": None,
+        "error": {"code": -32600, "message": "Empty batch"},
+    } in received
+
+
+async def test_json_that_is_not_json_rpc_is_answered_invalid_request(tmp_path: Path) -> None:
+    script = {"start": ['{"jsonrpc":"2.0","id":5,"method":3}', "[1, 2]", "42"]}
+    async with Peer(tmp_path, script) as peer:
+        await wait_for(lambda: len(peer.recorder.problems) >= 3 and peer.received())
+        received = peer.received()
+    assert received[0]["id"] == 5 and received[0]["error"]["code"] == -32600
+
+
+async def test_pending_requests_fail_when_the_agent_dies(tmp_path: Path) -> None:
+    async with Peer(tmp_path, {"on": {"hang": []}}) as peer:
+        pending = asyncio.create_task(peer.connection.request("hang", {}))
+        await asyncio.sleep(0.2)
+        peer.process.stdin.close()
+        with pytest.raises(ConnectionClosed):
+            await asyncio.wait_for(pending, 10)
+
+
+async def test_the_transcript_records_both_ways_in_order(tmp_path: Path) -> None:
+    async with Peer(tmp_path, {}) as peer:
+        await peer.connection.request("hello", {"a": 1})
+    entries = peer.transcript_entries()
+    assert [e["dir"] for e in entries] == ["send", "recv"]
+    assert entries[0]["msg"] == {"jsonrpc": "2.0", "id": 0, "method": "hello", "params": {"a": 1}}
+    assert entries[1]["msg"]["result"] == {"echo": "hello"}
+    assert entries[0]["ts"] <= entries[1]["ts"]
