@@ -11,10 +11,12 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from acp_tui.protocol.wire import Wire
+
 Meta = dict[str, Any] | None | UnsetType
 
 
-class EmbeddedResource(msgspec.Struct, rename="camel", omit_defaults=True):
+class EmbeddedResource(Wire):
     uri: str
     text: str | UnsetType = UNSET
     blob: str | UnsetType = UNSET
@@ -22,7 +24,7 @@ class EmbeddedResource(msgspec.Struct, rename="camel", omit_defaults=True):
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
 
-class ContentBlock(msgspec.Struct, rename="camel", omit_defaults=True):
+class ContentBlock(Wire):
     """`text`, `image`, `audio`, `resource_link`, `resource`, or a type from the future."""
 
     type: str
@@ -83,7 +85,7 @@ def _human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
-class DiffChange(msgspec.Struct, rename="camel", omit_defaults=True):
+class DiffChange(Wire):
     """v2 structured diff entry: an operation on a path (or a pair of paths)."""
 
     operation: str
@@ -93,12 +95,12 @@ class DiffChange(msgspec.Struct, rename="camel", omit_defaults=True):
     mime_type: str | UnsetType | None = UNSET
 
 
-class DiffPatch(msgspec.Struct, rename="camel", omit_defaults=True):
+class DiffPatch(Wire):
     format: str
     text: str
 
 
-class ToolCallContent(msgspec.Struct, rename="camel", omit_defaults=True):
+class ToolCallContent(Wire):
     """`content` (a block), `diff` (v1: path/oldText/newText; v2: changes/patch), `terminal`."""
 
     type: str
@@ -112,7 +114,7 @@ class ToolCallContent(msgspec.Struct, rename="camel", omit_defaults=True):
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
 
-class ToolCallLocation(msgspec.Struct, rename="camel", omit_defaults=True):
+class ToolCallLocation(Wire):
     path: str
     line: int | UnsetType | None = UNSET
     meta: Meta = msgspec.field(default=UNSET, name="_meta")

@@ -15,11 +15,10 @@ from msgspec import UNSET, UnsetType
 
 from acp_tui.protocol.content import ContentBlock, Meta
 from acp_tui.protocol.updates import ConfigOption, ToolCallUpdate
+from acp_tui.protocol.wire import Wire
 
-_OUT = {"rename": "camel", "omit_defaults": True}
 
-
-class Implementation(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class Implementation(Wire):
     name: str
     version: str
     title: str | UnsetType = UNSET
@@ -28,37 +27,37 @@ class Implementation(msgspec.Struct, **_OUT):  # type: ignore[misc]
 # -- initialize -------------------------------------------------------------------------------
 
 
-class FileSystemCapability(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class FileSystemCapability(Wire):
     read_text_file: bool = False
     write_text_file: bool = False
 
 
-class ClientCapabilitiesV1(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class ClientCapabilitiesV1(Wire):
     fs: FileSystemCapability = msgspec.field(default_factory=FileSystemCapability)
     terminal: bool = False
     session: dict[str, Any] | UnsetType = UNSET
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
 
-class InitializeRequestV1(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class InitializeRequestV1(Wire):
     protocol_version: int
     client_capabilities: ClientCapabilitiesV1
     client_info: Implementation
 
 
-class InitializeRequestV2(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class InitializeRequestV2(Wire):
     protocol_version: int
     info: Implementation
     capabilities: dict[str, Any] = msgspec.field(default_factory=dict)
 
 
-class AgentInfo(msgspec.Struct, rename="camel"):
+class AgentInfo(Wire):
     name: str = ""
     version: str = ""
     title: str | None = None
 
 
-class AuthMethod(msgspec.Struct, rename="camel"):
+class AuthMethod(Wire):
     """v1 `id`, v2 `methodId`; `type` absent means an agent-handled method."""
 
     name: str = ""
@@ -72,7 +71,7 @@ class AuthMethod(msgspec.Struct, rename="camel"):
         return next((v for v in (self.method_id, self.id) if isinstance(v, str)), self.name)
 
 
-class InitializeResponse(msgspec.Struct, rename="camel"):
+class InitializeResponse(Wire):
     """Both versions' fields: which ones are present tells the shape the agent really speaks
     (some v1 agents echo any `protocolVersion` we offer)."""
 
@@ -87,13 +86,13 @@ class InitializeResponse(msgspec.Struct, rename="camel"):
 # -- sessions ---------------------------------------------------------------------------------
 
 
-class NewSessionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class NewSessionRequest(Wire):
     cwd: str
     mcp_servers: list[dict[str, Any]] | UnsetType = UNSET
     additional_directories: list[str] | UnsetType = UNSET
 
 
-class LoadSessionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class LoadSessionRequest(Wire):
     session_id: str
     cwd: str
     mcp_servers: list[dict[str, Any]]
@@ -103,25 +102,25 @@ class ReplayFrom(msgspec.Struct, tag_field="type", tag="start"):
     pass
 
 
-class ResumeSessionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class ResumeSessionRequest(Wire):
     session_id: str
     cwd: str
     mcp_servers: list[dict[str, Any]] | UnsetType = UNSET
     replay_from: ReplayFrom | UnsetType = UNSET
 
 
-class SessionMode(msgspec.Struct, rename="camel"):
+class SessionMode(Wire):
     id: str
     name: str = ""
     description: str | None = None
 
 
-class SessionModeState(msgspec.Struct, rename="camel"):
+class SessionModeState(Wire):
     current_mode_id: str = ""
     available_modes: list[SessionMode] = msgspec.field(default_factory=list)
 
 
-class SessionSetup(msgspec.Struct, rename="camel"):
+class SessionSetup(Wire):
     """The result of session/new, load and resume (load may answer `null`)."""
 
     session_id: str | None = None
@@ -129,54 +128,54 @@ class SessionSetup(msgspec.Struct, rename="camel"):
     config_options: list[ConfigOption] | None = None
 
 
-class ListSessionsRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class ListSessionsRequest(Wire):
     cwd: str | UnsetType = UNSET
     cursor: str | UnsetType = UNSET
 
 
-class SessionInfo(msgspec.Struct, rename="camel"):
+class SessionInfo(Wire):
     session_id: str
     cwd: str = ""
     title: str | None = None
     updated_at: str | None = None
 
 
-class ListSessionsResponse(msgspec.Struct, rename="camel"):
+class ListSessionsResponse(Wire):
     sessions: list[SessionInfo] = msgspec.field(default_factory=list)
     next_cursor: str | None = None
 
 
-class SessionIdParams(msgspec.Struct, rename="camel"):
+class SessionIdParams(Wire):
     """Params of session/cancel and session/close."""
 
     session_id: str
 
 
-class AuthenticateRequest(msgspec.Struct, rename="camel"):
+class AuthenticateRequest(Wire):
     method_id: str
 
 
 # -- prompt turns -----------------------------------------------------------------------------
 
 
-class PromptRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class PromptRequest(Wire):
     session_id: str
     prompt: list[ContentBlock]
 
 
-class PromptResponse(msgspec.Struct, rename="camel"):
+class PromptResponse(Wire):
     """v1: the turn's `stopReason`. v2: an acceptance receipt, maybe with the user message id."""
 
     stop_reason: str | None = None
     message_id: str | None = None
 
 
-class SetModeRequest(msgspec.Struct, rename="camel"):
+class SetModeRequest(Wire):
     session_id: str
     mode_id: str
 
 
-class SetConfigOptionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
+class SetConfigOptionRequest(Wire):
     """v1 sends a select's value bare and a boolean with `type`; v2 always tags the value."""
 
     session_id: str
@@ -185,20 +184,20 @@ class SetConfigOptionRequest(msgspec.Struct, **_OUT):  # type: ignore[misc]
     type: str | UnsetType = UNSET
 
 
-class SetConfigOptionResponse(msgspec.Struct, rename="camel"):
+class SetConfigOptionResponse(Wire):
     config_options: list[ConfigOption] | None = None
 
 
 # -- permission requests (agent -> client) ----------------------------------------------------
 
 
-class PermissionOption(msgspec.Struct, rename="camel"):
+class PermissionOption(Wire):
     option_id: str
     name: str = ""
     kind: str = ""
 
 
-class PermissionSubject(msgspec.Struct, rename="camel"):
+class PermissionSubject(Wire):
     """v2: what is asked about: a tool call, a command, or a type from the future."""
 
     type: str
@@ -209,7 +208,7 @@ class PermissionSubject(msgspec.Struct, rename="camel"):
     terminal_id: str | None = None
 
 
-class PermissionRequest(msgspec.Struct, rename="camel"):
+class PermissionRequest(Wire):
     """v1 carries the tool call; v2 a title, a description and a subject."""
 
     session_id: str

@@ -18,11 +18,10 @@ import msgspec
 from msgspec import UNSET, UnsetType
 
 from acp_tui.protocol.content import ContentBlock, Meta, ToolCallContent, ToolCallLocation
+from acp_tui.protocol.wire import Wire
 
-_STRUCT = {"rename": "camel", "omit_defaults": True, "tag_field": "sessionUpdate", "kw_only": True}
 
-
-class _Update(msgspec.Struct, **_STRUCT):  # type: ignore[misc]
+class _Update(Wire, tag_field="sessionUpdate", kw_only=True):
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -65,15 +64,6 @@ class AgentThought(_MessageUpsert, tag="agent_thought"):
     pass
 
 
-MESSAGE_ROLES: dict[type, str] = {
-    UserMessageChunk: "user",
-    AgentMessageChunk: "agent",
-    AgentThoughtChunk: "thought",
-    UserMessage: "user",
-    AgentMessage: "agent",
-    AgentThought: "thought",
-}
-
 # -- tool calls -------------------------------------------------------------------------------
 
 
@@ -108,7 +98,7 @@ class ToolCallContentChunk(_Update, tag="tool_call_content_chunk"):
 # -- plans ------------------------------------------------------------------------------------
 
 
-class PlanEntry(msgspec.Struct, rename="camel", omit_defaults=True):
+class PlanEntry(Wire):
     content: str
     priority: str = "medium"
     status: str = "pending"
@@ -121,7 +111,7 @@ class Plan(_Update, tag="plan"):
     entries: list[PlanEntry]
 
 
-class PlanContent(msgspec.Struct, rename="camel", omit_defaults=True):
+class PlanContent(Wire):
     """v2 plan payload: `items` (entries), or a type from the future (kept, shown plainly)."""
 
     type: str
@@ -151,12 +141,12 @@ class PlanRemoved(_Update, tag="plan_removed"):
 # -- session-wide state -----------------------------------------------------------------------
 
 
-class CommandInput(msgspec.Struct, rename="camel", omit_defaults=True):
+class CommandInput(Wire):
     hint: str | UnsetType = UNSET
     type: str | UnsetType = UNSET
 
 
-class AvailableCommand(msgspec.Struct, rename="camel", omit_defaults=True):
+class AvailableCommand(Wire):
     name: str
     description: str = ""
     input: CommandInput | UnsetType | None = UNSET
@@ -179,7 +169,7 @@ class CurrentModeUpdate(_Update, tag="current_mode_update"):
         return None
 
 
-class ConfigSelectOption(msgspec.Struct, rename="camel", omit_defaults=True):
+class ConfigSelectOption(Wire):
     """A select value, or (with `options`) a named group of them."""
 
     name: str
@@ -190,7 +180,7 @@ class ConfigSelectOption(msgspec.Struct, rename="camel", omit_defaults=True):
     options: list[ConfigSelectOption] | UnsetType = UNSET
 
 
-class ConfigOption(msgspec.Struct, rename="camel", omit_defaults=True):
+class ConfigOption(Wire):
     """v1 `id`, v2 `configId`; `select` or `boolean` (other types are kept and not offered)."""
 
     name: str
@@ -230,7 +220,7 @@ class SessionInfoUpdate(_Update, tag="session_info_update"):
     updated_at: str | UnsetType | None = UNSET
 
 
-class Cost(msgspec.Struct, rename="camel"):
+class Cost(Wire):
     amount: float
     currency: str
 
@@ -258,12 +248,12 @@ class Notice(_Update, tag="notice"):
 # -- v2 agent-owned display terminals ---------------------------------------------------------
 
 
-class TerminalOutput(msgspec.Struct, rename="camel", omit_defaults=True):
+class TerminalOutput(Wire):
     data: str
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
 
-class ExitStatus(msgspec.Struct, rename="camel", omit_defaults=True):
+class ExitStatus(Wire):
     exit_code: int | UnsetType | None = UNSET
     signal: str | UnsetType | None = UNSET
 
@@ -319,13 +309,13 @@ SessionUpdate = (
 KNOWN_KINDS = frozenset(cls.__struct_config__.tag for cls in SessionUpdate.__args__)  # type: ignore[attr-defined]
 
 
-class SessionNotification(msgspec.Struct, rename="camel"):
+class SessionNotification(Wire):
     session_id: str
     update: SessionUpdate
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
 
-class _LooseNotification(msgspec.Struct, rename="camel"):
+class _LooseNotification(Wire):
     session_id: str
     update: dict[str, Any]
 

@@ -20,12 +20,17 @@ from typing import Any, Protocol
 import msgspec
 
 from acp_tui import __version__
-from acp_tui.connection import Connection, method_not_found
+from acp_tui.connection import Connection, TypedNotifications, method_not_found
 from acp_tui.launcher import AgentProcess
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
-from acp_tui.protocol.updates import ConfigOption, UnknownUpdate, decode_session_notification
+from acp_tui.protocol.updates import (
+    ConfigOption,
+    SessionNotification,
+    UnknownUpdate,
+    decode_session_notification,
+)
 from acp_tui.session import reducer
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Mode, SessionState
@@ -151,8 +156,10 @@ class Session:
             listener(self, change)
 
     def apply(self, update: Any) -> None:
+        """Apply one update from the agent (the hot path of a streaming turn)."""
         change = reducer.apply(self.state, update)
-        self.emit(change)
+        for listener in self.listeners:
+            listener(self, change)
         if change.kind == "status" and self.state.status == "idle" and self.version >= 2:
             self._finish_turn(self.state.stop_reason)
 
@@ -355,6 +362,7 @@ class AgentClient:
             transcript=self._transcript,
             on_problem=self._problem,
             on_traffic=self._on_traffic,
+            typed_notifications=self.typed_notifications,
         )
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
@@ -499,7 +507,20 @@ class AgentClient:
                 return await session.services.handle(method, params)
         raise method_not_found(method)
 
+    @property
+    def typed_notifications(self) -> TypedNotifications:
+        return {"session/update": (SessionNotification, self._session_update)}
+
+    def _session_update(self, notification: SessionNotification) -> None:
+        session = self.sessions.get(notification.session_id)
+        if session is not None:
+            session.apply(notification.update)
+        else:
+            self._route_update(notification.session_id, notification.update)
+
     def handle_notification(self, method: str, params: msgspec.Raw) -> None:
+        """Notifications the typed path could not read: updates of unknown kinds or with
+        unreadable fields (read leniently), and notifications we have no use for."""
         if method != "session/update":
             return  # Unknown notifications (e.g. `_` extensions) are ignored, as the spec says.
         try:
@@ -507,6 +528,9 @@ class AgentClient:
         except msgspec.DecodeError as error:
             self._problem(f"session/update without a usable sessionId: {error}")
             return
+        self._route_update(session_id, update)
+
+    def _route_update(self, session_id: str, update: Any) -> None:
         session = self.sessions.get(session_id)
         if session is not None:
             session.apply(update)

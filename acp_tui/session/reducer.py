@@ -16,14 +16,13 @@ from __future__ import annotations
 
 import binascii
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.updates import (
-    MESSAGE_ROLES,
     AgentMessage,
     AgentMessageChunk,
     AgentThought,
@@ -51,7 +50,7 @@ from acp_tui.protocol.updates import (
 from acp_tui.session import state as s
 
 
-class Change(NamedTuple):
+class Change(msgspec.Struct, gc=False):
     """What an update changed. `item` is the changed object (a `Message`, `ToolCallState`,
     `PlanState`, `TerminalState`, `Notice`, or None for session-wide fields); `delta` is what
     was appended, when the change was an append (a renderer then draws only that)."""
@@ -110,37 +109,32 @@ def _claim_sent_prompt(
     return sent
 
 
-def _chunk(state: s.SessionState, update: Any) -> Change:
-    role = MESSAGE_ROLES[type(update)]
-    message = _message_for(state, update.message_id, role)
-    message.content.append(update.content)
-    state.last_message = message
-    return Change("message", message, update.content)
+def _chunk(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
+    def append(state: s.SessionState, update: Any) -> Change:
+        message_id = update.message_id
+        message = state.messages.get(message_id) if message_id.__class__ is str else None
+        if message is None:
+            message = _message_for(state, message_id, role)
+        message.content.append(update.content)
+        state.last_message = message
+        return Change("message", message, update.content)
+
+    return append
 
 
-def _upsert(state: s.SessionState, update: Any) -> Change:
-    role = MESSAGE_ROLES[type(update)]
-    message = _message_for(state, update.message_id, role)
-    if update.content is not UNSET:
-        message.content = list(update.content or ())
-        message.revision += 1
-    state.last_message = message
-    return Change("message", message)
+def _upsert(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
+    def replace(state: s.SessionState, update: Any) -> Change:
+        message = _message_for(state, update.message_id, role)
+        if update.content is not UNSET:
+            message.content = list(update.content or ())
+            message.revision += 1
+        state.last_message = message
+        return Change("message", message)
+
+    return replace
 
 
 # -- tool calls -------------------------------------------------------------------------------
-
-_TOOL_DEFAULTS: dict[str, Callable[[], Any]] = {
-    "title": str,
-    "kind": lambda: "other",
-    "status": lambda: "pending",
-    "content": list,
-    "locations": list,
-    "raw_input": lambda: None,
-    "raw_output": lambda: None,
-    "name": lambda: None,
-    "meta": lambda: None,
-}
 
 
 def tool_call_for(state: s.SessionState, tool_call_id: str) -> s.ToolCallState:
@@ -153,21 +147,33 @@ def tool_call_for(state: s.SessionState, tool_call_id: str) -> s.ToolCallState:
 
 
 def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) -> Change:
-    """Apply a tool call or its update (also the `toolCall` of a permission request)."""
+    """Apply a tool call or its update (also the `toolCall` of a permission request):
+    omitted keeps, `null` resets to the default, a value replaces (lists wholesale)."""
+    state.last_message = None  # text after a tool call is a new message
     call = tool_call_for(state, update.tool_call_id)
-    for name, default in _TOOL_DEFAULTS.items():
-        value = getattr(update, name)
-        if value is UNSET:
-            continue
-        if value is None:
-            value = default()
-        elif isinstance(value, list):
-            value = list(value)
-        setattr(call, name, value)
+    if update.status is not UNSET:
+        call.status = update.status or "pending"
+    if update.title is not UNSET:
+        call.title = update.title or ""
+    if update.kind is not UNSET:
+        call.kind = update.kind or "other"
+    if update.content is not UNSET:
+        call.content = list(update.content or ())
+    if update.locations is not UNSET:
+        call.locations = list(update.locations or ())
+    if update.raw_input is not UNSET:
+        call.raw_input = update.raw_input
+    if update.raw_output is not UNSET:
+        call.raw_output = update.raw_output
+    if update.name is not UNSET:
+        call.name = update.name
+    if update.meta is not UNSET:
+        call.meta = update.meta
     return Change("tool_call", call)
 
 
 def _tool_content_chunk(state: s.SessionState, update: ToolCallContentChunk) -> Change:
+    state.last_message = None
     call = tool_call_for(state, update.tool_call_id)
     call.content.append(update.content)
     return Change("tool_call", call, update.content)
@@ -185,12 +191,14 @@ def _plan_for(state: s.SessionState, plan_id: str) -> s.PlanState:
 
 
 def _plan(state: s.SessionState, update: Plan) -> Change:
+    state.last_message = None
     plan = _plan_for(state, "")
     plan.entries = list(update.entries)
     return Change("plan", plan)
 
 
 def _plan_update(state: s.SessionState, update: PlanUpdate) -> Change:
+    state.last_message = None
     content = update.plan
     plan = _plan_for(state, content.key)
     plan.type = content.type
@@ -347,12 +355,12 @@ def _unknown(state: s.SessionState, update: UnknownUpdate) -> Change:
 
 
 _APPLY: dict[type, Callable[[s.SessionState, Any], Change]] = {
-    UserMessageChunk: _chunk,
-    AgentMessageChunk: _chunk,
-    AgentThoughtChunk: _chunk,
-    UserMessage: _upsert,
-    AgentMessage: _upsert,
-    AgentThought: _upsert,
+    UserMessageChunk: _chunk("user"),
+    AgentMessageChunk: _chunk("agent"),
+    AgentThoughtChunk: _chunk("thought"),
+    UserMessage: _upsert("user"),
+    AgentMessage: _upsert("agent"),
+    AgentThought: _upsert("thought"),
     ToolCall: patch_tool_call,
     ToolCallUpdate: patch_tool_call,
     ToolCallContentChunk: _tool_content_chunk,
@@ -371,13 +379,7 @@ _APPLY: dict[type, Callable[[s.SessionState, Any], Change]] = {
     UnknownUpdate: _unknown,
 }
 
-_BREAKS_MESSAGE = frozenset({ToolCall, ToolCallUpdate, ToolCallContentChunk, Plan, PlanUpdate})
-
 
 def apply(state: s.SessionState, update: SessionUpdate | UnknownUpdate) -> Change:
     """Apply one `session/update` and say what changed."""
-    kind = type(update)
-    if kind in _BREAKS_MESSAGE:
-        # Text after a tool call or plan is a new message, even if the agent did not say so.
-        state.last_message = None
-    return _APPLY[kind](state, update)
+    return _APPLY[update.__class__](state, update)

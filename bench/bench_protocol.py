@@ -1,0 +1,206 @@
+"""How fast session updates go from an agent's stdout into acp-tui's session state.
+
+A child process writes a 100k-line stream of realistic `session/update` notifications (message
+and thought chunks, tool calls with diffs, tool-call updates, plans, usage) to a pipe. Three
+readers take it, each run several times in this one process, interleaved, so that a noisy
+machine slows them alike:
+
+- raw pipe:   read and split lines, nothing else (the floor);
+- acp-tui:    the real path: `Connection` framing + envelope decode, `AgentClient` routing,
+              `decode_session_notification`, and the reducer applying each update;
+- python SDK: the official SDK's way: `json.loads` per line and the pydantic
+              `SessionNotification` model (decode only: the SDK has no reducer).
+
+Prints the medians (updates/s) and the ratios. Targets: acp-tui >= 200k updates/s,
+>= 4x the SDK, within 4x of the raw pipe.
+
+Run: python bench/bench_protocol.py [--lines 100000] [--runs 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from acp.schema import SessionNotification
+
+from acp_tui.connection import READ_SIZE, Connection
+from acp_tui.session.controller import AgentClient, ClientOptions, Session
+
+SESSION = "sess_bench"
+
+
+def realistic_stream(lines: int, seed: int = 7) -> bytes:
+    """`lines` session/update notifications, in the proportions a coding agent sends them."""
+    rng = random.Random(seed)
+    vocabulary = ["the", "loop", "reads", "each", "item", "and", "prints", "it", "so", "we"]
+    old = "\n".join(f"def f{i}(x):\n    return x + {i}" for i in range(40))
+    new = old.replace("return x +", "return x -")
+    out: list[bytes] = []
+    tool = 0
+    for n in range(lines):
+        roll = rng.random()
+        if roll < 0.62:
+            text = " ".join(rng.choice(vocabulary) for _ in range(rng.randint(1, 8))) + " "
+            update = {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": f"m{n // 200}",
+                "content": {"type": "text", "text": text},
+            }
+        elif roll < 0.70:
+            update = {
+                "sessionUpdate": "agent_thought_chunk",
+                "content": {"type": "text", "text": "considering the edge cases "},
+            }
+        elif roll < 0.75:
+            tool += 1
+            update = {
+                "sessionUpdate": "tool_call",
+                "toolCallId": f"call_{tool}",
+                "title": f"Edit src/module_{tool}.py",
+                "kind": "edit",
+                "status": "pending",
+                "locations": [{"path": f"/work/src/module_{tool}.py", "line": 12}],
+                "content": [
+                    {
+                        "type": "diff",
+                        "path": f"/work/src/module_{tool}.py",
+                        "oldText": old,
+                        "newText": new,
+                    }
+                ],
+                "rawInput": {"path": f"src/module_{tool}.py", "edits": 3},
+            }
+        elif roll < 0.88:
+            update = {
+                "sessionUpdate": "tool_call_update",
+                "toolCallId": f"call_{max(tool, 1)}",
+                "status": rng.choice(["in_progress", "completed"]),
+            }
+        elif roll < 0.93:
+            update = {
+                "sessionUpdate": "plan",
+                "entries": [
+                    {"content": f"Step {i}", "priority": "medium", "status": "pending"}
+                    for i in range(5)
+                ],
+            }
+        else:
+            update = {
+                "sessionUpdate": "usage_update",
+                "used": 1000 + n,
+                "size": 200000,
+                "cost": {"amount": n / 1e5, "currency": "USD"},
+            }
+        message = {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": SESSION, "update": update},
+        }
+        out.append(json.dumps(message, separators=(",", ":")).encode())
+    return b"\n".join(out) + b"\n"
+
+
+async def spawn_writer(path: Path) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        "cat", str(path), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
+    )
+
+
+async def raw_pipe(path: Path) -> int:
+    process = await spawn_writer(path)
+    assert process.stdout is not None
+    count = 0
+    partial = b""
+    while chunk := await process.stdout.read(READ_SIZE):
+        lines = (partial + chunk).split(b"\n")
+        partial = lines.pop()
+        count += sum(1 for line in lines if line)
+    await process.wait()
+    return count
+
+
+async def acp_tui_path(path: Path) -> int:
+    process = await spawn_writer(path)
+    assert process.stdout is not None and process.stdin is not None
+
+    async def no_permissions(pending: Any) -> None:
+        pending.cancel()
+
+    client = AgentClient([], ClientOptions(cwd=Path.cwd()), decide_permission=no_permissions)
+    session = client.sessions[SESSION] = Session(client, SESSION)
+    count = 0
+
+    def counted(_session: Session, _change: Any) -> None:
+        nonlocal count
+        count += 1
+
+    session.listeners.append(counted)
+    typed = client.typed_notifications
+    await Connection(process.stdout, process.stdin, client, typed_notifications=typed).run()
+    await process.wait()
+    return count
+
+
+async def sdk_path(path: Path) -> int:
+    process = await spawn_writer(path)
+    assert process.stdout is not None
+    count = 0
+    partial = b""
+    while chunk := await process.stdout.read(READ_SIZE):
+        lines = (partial + chunk).split(b"\n")
+        partial = lines.pop()
+        for line in lines:
+            if line:
+                message = json.loads(line)
+                SessionNotification.model_validate(message["params"])
+                count += 1
+    await process.wait()
+    return count
+
+
+async def timed(reader: Callable[[Path], Awaitable[int]], path: Path, expected: int) -> float:
+    start = time.perf_counter()
+    count = await reader(path)
+    elapsed = time.perf_counter() - start
+    if count != expected:
+        raise SystemExit(f"{reader.__name__} saw {count} updates, expected {expected}")
+    return count / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--lines", type=int, default=100_000)
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    readers = {"raw pipe": raw_pipe, "acp-tui": acp_tui_path, "python SDK": sdk_path}
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "stream.jsonl"
+        data = realistic_stream(args.lines)
+        path.write_bytes(data)
+        print(f"stream: {args.lines:,} updates, {len(data) / 1e6:.1f} MB; {args.runs} runs each")
+        rates: dict[str, list[float]] = {name: [] for name in readers}
+        for _ in range(args.runs):
+            for name, reader in readers.items():
+                rates[name].append(asyncio.run(timed(reader, path, args.lines)))
+    medians = {name: statistics.median(values) for name, values in rates.items()}
+    for name, median in medians.items():
+        print(f"{name:>11}: {median:>12,.0f} updates/s (median)")
+    ours = medians["acp-tui"]
+    print(f"acp-tui vs python SDK: {ours / medians['python SDK']:.1f}x faster (target >= 4x)")
+    print(f"raw pipe vs acp-tui:   {medians['raw pipe'] / ours:.1f}x (target <= 4x)")
+    print(f"acp-tui absolute:      {ours:,.0f} updates/s (target >= 200,000)")
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()
