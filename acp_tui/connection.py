@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar, Union
 
 import msgspec
@@ -123,9 +123,13 @@ class Connection:
         on_problem: Callable[[str], None] | None = None,
         on_traffic: Callable[[str, bytes], None] | None = None,
         typed_notifications: TypedNotifications | None = None,
+        explain_eof: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         """`on_problem` hears of every line or message that could not be taken as it came;
-        `on_traffic` sees every line both ways ("send"/"recv"), for a protocol inspector."""
+        `on_traffic` sees every line both ways ("send"/"recv"), for a protocol inspector;
+        `explain_eof` says why the peer went away (e.g. its exit status), for the requests
+        still waiting on it."""
+        self._explain_eof = explain_eof
         self._decode_typed, self._typed_handlers = _typed_decoder(typed_notifications or {})
         self._reader = reader
         self._writer = writer
@@ -207,7 +211,10 @@ class Connection:
             if partial:
                 self._receive_line(b"".join(partial))
         finally:
-            self._close(ConnectionClosed())
+            reason = ConnectionClosed()
+            if self._explain_eof is not None:
+                reason = ConnectionClosed(await self._explain_eof())
+            self._close(reason)
             if self._transcript is not None:
                 self._transcript.flush()
 

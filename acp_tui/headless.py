@@ -18,7 +18,7 @@ import msgspec
 
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.content import block_text, text_block
-from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, RpcError
+from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
 from acp_tui.services.permissions import PermissionPolicy
 from acp_tui.session.controller import (
     AgentClient,
@@ -168,7 +168,8 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
 class HeadlessRun:
     def __init__(self, argv: list[str], client_options: ClientOptions, options: HeadlessOptions):
         self.options = options
-        self.policy = PermissionPolicy.from_mode(options.permission, client_options.cwd)
+        self.policy = PermissionPolicy.load(options.permission)  # type: ignore[arg-type]
+        self.workspace = client_options.cwd
         self.json = JsonPrinter(options.out) if options.output_format == "jsonl" else None
         self.text = TextPrinter(options.out) if self.json is None else None
         self.client = AgentClient(
@@ -203,6 +204,8 @@ class HeadlessRun:
         for prompt in self.options.prompts:
             try:
                 stop_reason = await session.prompt([text_block(prompt)])
+            except ConnectionClosed as error:
+                raise Failure(error.message) from error
             except RpcError as error:
                 raise Failure(f"the agent failed the prompt: {error.message}") from error
             if self.text is not None:
@@ -257,18 +260,17 @@ class HeadlessRun:
         )
 
     async def _decide_permission(self, pending: PendingPermission) -> None:
-        decision = self.policy.decide(pending.request, _tool_kind(pending))
-        option_id = decision.option_id
-        if option_id is None:
-            # Nobody to ask in a script: refuse, and say so.
-            option_id = self.policy.fallback_reject(pending.request)
-            reason = "no one to ask in headless mode; rejected (use --permission allow)"
-        else:
-            reason = decision.reason
-        if option_id is None:
+        decision = self.policy.decide(
+            pending.request, _tool_kind(pending), workspace=self.workspace
+        )
+        if decision.ask:
+            # Nobody to ask in a script: the safe answer is no.
+            reason = f"{decision.reason}; no one to ask in headless mode, so: cancelled"
             pending.cancel()
+            option_id = None
         else:
-            pending.select(option_id)
+            reason, option_id = decision.reason, decision.option_id
+            pending.answer(decision.response())
         event = {
             "type": "permission",
             "toolCallId": pending.tool_call_id,

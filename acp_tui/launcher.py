@@ -107,16 +107,21 @@ class AgentProcess:
         return self.process.returncode
 
     def exit_description(self) -> str:
-        """How the agent ended, in words, with the tail of its stderr."""
+        """How the agent ended, in one line, with the last of its stderr."""
         code = self.process.returncode
         if code is None:
-            what = "is still running"
+            what = "closed its output but is still running"
         elif code < 0:
-            what = f"was killed by {signal.Signals(-code).name}"
+            try:
+                what = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                what = f"was killed by signal {-code}"
         else:
             what = f"exited with code {code}"
-        tail = self.stderr.last_lines()
-        return f"agent {what}" + (f"; its last words on stderr:\n{tail}" if tail else "")
+        tail = " | ".join(line.strip() for line in self.stderr.last_lines(3).splitlines())
+        if len(tail) > 300:
+            tail = "…" + tail[-300:]
+        return f"the agent {what}" + (f" (stderr: {tail})" if tail else "")
 
     async def wait(self) -> int:
         code = await self.process.wait()

@@ -61,19 +61,22 @@ class PendingPermission:
     def done(self) -> bool:
         return self.future.done()
 
-    def select(self, option_id: str) -> None:
+    def answer(self, response: m.PermissionResponse) -> None:
+        """Answer once; an answer after the turn moved on (cancelled) is ignored."""
         if not self.future.done():
-            self.future.set_result(m.PermissionResponse(m.SelectedOutcome(option_id)))
+            self.future.set_result(response)
+
+    def select(self, option_id: str) -> None:
+        self.answer(m.PermissionResponse(m.SelectedOutcome(option_id)))
 
     def cancel(self) -> None:
-        if not self.future.done():
-            self.future.set_result(m.PermissionResponse(m.CancelledOutcome()))
+        self.answer(m.PermissionResponse(m.CancelledOutcome()))
 
 
 class ClientServices(Protocol):
     """What serves the agent's `fs/*` and `terminal/*` requests for one session."""
 
-    async def handle(self, method: str, params: msgspec.Raw) -> Any: ...
+    async def handle_request(self, method: str, params: msgspec.Raw) -> Any: ...
 
     async def close(self) -> None: ...
 
@@ -363,24 +366,29 @@ class AgentClient:
             on_problem=self._problem,
             on_traffic=self._on_traffic,
             typed_notifications=self.typed_notifications,
+            explain_eof=self._explain_exit,
         )
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:
-        assert self.connection is not None and self.process is not None
-        connection, process = self.connection, self.process
+        assert self.connection is not None
+        connection = self.connection
         try:
             await connection.run()
         finally:
-            # stdout closed: the agent is gone (or going); say how, and end what waits on it.
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(process.wait(), 2.0)
             if connection is self.connection:
-                description = process.exit_description()
-                connection.fail_pending(description)
                 for session in self.sessions.values():
-                    session.abandon_turn(description)
+                    session.abandon_turn(self.process.exit_description() if self.process else "")
                 self.exited.set()
+
+    async def _explain_exit(self) -> str:
+        """How the agent went away, once its stdout closed: its exit status and last words."""
+        process = self.process
+        if process is None:
+            return "the agent closed the connection"
+        with contextlib.suppress(asyncio.TimeoutError):
+            await asyncio.wait_for(process.wait(), 2.0)
+        return process.exit_description()
 
     async def _initialize(self, version: int) -> m.InitializeResponse:
         params: Any
@@ -504,7 +512,7 @@ class AgentClient:
         if method.startswith(("fs/", "terminal/")) and self.info.protocol_version < 2:
             session = self._session(_decode(params, m.SessionIdParams).session_id)
             if session.services is not None:
-                return await session.services.handle(method, params)
+                return await session.services.handle_request(method, params)
         raise method_not_found(method)
 
     @property

@@ -1,0 +1,186 @@
+"""Headless mode as a script uses it: the real `acp-tui` command against real agents.
+
+Every message acp-tui sends is validated against the official schema of the version spoken.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.support.schema import validate_message, validate_transcript
+
+ACP_TUI = [sys.executable, "-m", "acp_tui"]
+DEMO_ENV = {"ACP_TUI_DEMO_SPEED": "0"}
+
+
+@dataclass
+class Run:
+    status: int
+    out: str
+    err: str
+    transcript: Path
+
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.splitlines()]
+
+    def sent(self) -> list[dict[str, Any]]:
+        lines = self.transcript.read_text().splitlines()
+        return [e["msg"] for e in map(json.loads, lines) if e["dir"] == "send"]
+
+
+async def acp_tui(
+    tmp_path: Path, *args: str, agent: list[str] | None = None, timeout: float = 60
+) -> Run:
+    transcript = tmp_path / "transcript.jsonl"
+    argv = [*ACP_TUI, "--cwd", str(tmp_path), "--transcript", str(transcript), *args]
+    if agent is not None:
+        argv += ["--", *agent]
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env={**os.environ, **DEMO_ENV},
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout)
+    assert process.returncode is not None
+    return Run(process.returncode, out.decode(), err.decode(), transcript)
+
+
+async def test_text_streams_the_agents_answer_turn_by_turn(
+    tmp_path: Path, python_sdk_echo_agent: list[str]
+) -> None:
+    run = await acp_tui(tmp_path, "-p", "hello there", "-p", "again", agent=python_sdk_echo_agent)
+    assert (run.status, run.out) == (0, "hello there\nagain\n"), run.err
+    assert validate_transcript(run.transcript, version=1, sender="client") == 4
+
+
+async def test_jsonl_reports_each_change(
+    tmp_path: Path, python_sdk_example_agent: list[str]
+) -> None:
+    run = await acp_tui(
+        tmp_path, "--output-format", "jsonl", "-p", "hi", agent=python_sdk_example_agent
+    )
+    assert run.status == 0, run.err
+    events = run.events()
+    agent_text = "".join(
+        e["append"]["text"] for e in events if e["type"] == "message" and e["role"] == "agent"
+    )
+    assert agent_text == "Client sent:hi"
+    assert events[-1] == {"type": "status", "status": "idle", "stopReason": "end_turn"}
+    validate_transcript(run.transcript, version=1, sender="client")
+
+
+@pytest.mark.parametrize(
+    "policy,option,status", [("allow", "allow", "completed"), ("reject", "reject", "pending")]
+)
+async def test_permission_policy_answers_for_the_user(
+    tmp_path: Path, ts_sdk_example_agent: list[str], policy: str, option: str, status: str
+) -> None:
+    run = await acp_tui(
+        tmp_path,
+        "--output-format",
+        "jsonl",
+        "--permission",
+        policy,
+        "-p",
+        "go",
+        agent=ts_sdk_example_agent,
+    )
+    assert run.status == 0, run.err
+    events = run.events()
+    decisions = [e for e in events if e["type"] == "permission"]
+    assert [(d["toolCallId"], d["optionId"]) for d in decisions] == [("call_2", option)]
+    final = {e["id"]: e["status"] for e in events if e["type"] == "tool_call"}
+    assert final == {"call_1": "completed", "call_2": status}
+    answers = [m for m in run.sent() if "result" in m and "outcome" in m["result"]]
+    assert answers[0]["result"] == {"outcome": {"outcome": "selected", "optionId": option}}
+    validate_transcript(run.transcript, version=1, sender="client")
+
+
+async def test_ctrl_c_cancels_the_turn_and_exits_130(
+    tmp_path: Path, ts_sdk_example_agent: list[str]
+) -> None:
+    transcript = tmp_path / "transcript.jsonl"
+    process = await asyncio.create_subprocess_exec(
+        *ACP_TUI,
+        "--cwd",
+        str(tmp_path),
+        "--transcript",
+        str(transcript),
+        "--output-format",
+        "jsonl",
+        "-p",
+        "go",
+        "--",
+        *ts_sdk_example_agent,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    events = []
+    async with asyncio.timeout(30):
+        while line := await process.stdout.readline():
+            events.append(json.loads(line))
+            if events[-1]["type"] == "tool_call":
+                process.send_signal(signal.SIGINT)
+                break
+        rest, _ = await process.communicate()
+    events += [json.loads(line) for line in rest.splitlines()]
+    assert process.returncode == 130
+    assert {"type": "status", "status": "idle", "stopReason": "cancelled"} in events
+    run = Run(130, "", "", transcript)
+    assert "session/cancel" in [m.get("method") for m in run.sent()]
+    validate_transcript(transcript, version=1, sender="client")
+
+
+async def test_offering_v2_to_a_v1_agent_falls_back_to_v1(
+    tmp_path: Path, python_sdk_echo_agent: list[str]
+) -> None:
+    run = await acp_tui(
+        tmp_path, "--protocol-version", "2", "-p", "hello", agent=python_sdk_echo_agent
+    )
+    assert (run.status, run.out) == (0, "hello\n"), run.err
+    sent = run.sent()
+    # The echo agent answers "2" in v1's shape: acp-tui starts afresh and speaks v1.
+    assert [m["params"]["protocolVersion"] for m in sent if m.get("method") == "initialize"] == [
+        2,
+        1,
+    ]
+    validate_message(sent[0], version=2, sender="client")
+    for message in sent[1:]:
+        validate_message(message, version=1, sender="client")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+async def test_the_demo_tour_runs_headless(tmp_path: Path, version: int) -> None:
+    (tmp_path / "README.md").write_text("# A workspace\n")
+    run = await acp_tui(
+        tmp_path, "--protocol-version", str(version), "--permission", "allow", "-p", "tour"
+    )
+    assert run.status == 0, run.err
+    assert run.out.strip()
+    assert validate_transcript(run.transcript, version=version, sender="client") > 3
+    assert validate_transcript(run.transcript, version=version, sender="agent") > 20
+
+
+async def test_an_agent_that_cannot_start_is_a_one_line_error(tmp_path: Path) -> None:
+    run = await acp_tui(tmp_path, "-p", "hi", agent=["no-such-agent-xyz"])
+    assert run.status == 1
+    assert run.err.strip() == "acp-tui: agent command not found: no-such-agent-xyz"
+
+
+async def test_an_agent_that_dies_mid_turn_is_reported_with_its_last_words(tmp_path: Path) -> None:
+    agent = Path(__file__).parent / "agents" / "dies_mid_turn.py"
+    run = await acp_tui(tmp_path, "-p", "hi", agent=[sys.executable, str(agent)])
+    assert run.status == 1
+    expected = "acp-tui: the agent exited with code 3 (stderr: model backend exploded)\n"
+    assert run.err == expected
