@@ -1,0 +1,460 @@
+"""The demo agent's ACP methods: `initialize`, the session lifecycle, configuration, prompts.
+
+`DemoAgent` is the `Handler` behind a `Connection`: each client request arrives in
+`handle_request` (in its own task) and each notification in `handle_notification` (in order,
+never blocking). After `initialize` it speaks the version the client asked for, if it is 1 or 2,
+and otherwise its latest, as the negotiation rules say.
+
+How a prompt turn ends is the biggest difference between the versions:
+
+- v1: `session/prompt` stays pending for the whole turn; its result carries the `stopReason`.
+- v2: `session/prompt` is answered at once with `{}` (an acceptance receipt); the turn then
+  reports `user_message`, `state_update: running`, its output, and finally
+  `state_update: idle` with the stop reason.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import contextlib
+import os
+import sys
+import traceback
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import msgspec
+
+from acp_tui.demo import scenarios
+from acp_tui.demo.scenarios import COMMANDS
+from acp_tui.demo.session import LiveSession, Peer
+from acp_tui.demo.store import SessionRecord, SessionStore, now_iso
+from acp_tui.demo.turn import Cancelled, ScenarioError, Turn, new_id
+from acp_tui.demo.wire import available_commands
+from acp_tui.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    ConnectionClosed,
+    RpcError,
+)
+
+AGENT_NAME = "acp-tui-demo"
+AGENT_TITLE = "acp-tui demo agent"
+AGENT_VERSION = "0.1.0"
+SUPPORTED_VERSIONS = (1, 2)
+PAGE_SIZE = 50
+
+
+def _decode(params: msgspec.Raw) -> dict[str, Any]:
+    if not params:
+        return {}
+    try:
+        data = msgspec.json.decode(params)
+    except msgspec.DecodeError as exc:
+        raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from exc
+    if not isinstance(data, dict):
+        raise RpcError(INVALID_PARAMS, "Invalid params: expected an object")
+    return data
+
+
+def _require(data: dict[str, Any], key: str, kind: type | tuple[type, ...]) -> Any:
+    value = data.get(key)
+    if not isinstance(value, kind) or (isinstance(value, bool) and kind is not bool):
+        raise RpcError(INVALID_PARAMS, f"Invalid params: `{key}` is missing or of the wrong type")
+    return value
+
+
+def _absolute(path: Any, key: str) -> str:
+    if not isinstance(path, str) or not os.path.isabs(path):
+        raise RpcError(INVALID_PARAMS, f"Invalid params: `{key}` must be an absolute path")
+    return path
+
+
+class DemoAgent:
+    def __init__(
+        self, *, speed: float = 1.0, store: SessionStore | None = None, max_version: int = 2
+    ) -> None:
+        self.speed = speed
+        self.store = store or SessionStore(None)
+        self.versions = tuple(v for v in SUPPORTED_VERSIONS if v <= max_version)
+        self.connection: Any = None
+        self.peer: Peer | None = None
+        self.sessions: dict[str, LiveSession] = {}
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._methods: dict[str, Callable[[dict[str, Any]], Awaitable[Any]]] = {
+            "initialize": self.initialize,
+            "session/new": self.new_session,
+            "session/load": self.load_session,
+            "session/resume": self.resume_session,
+            "session/list": self.list_sessions,
+            "session/close": self.close_session,
+            "session/delete": self.delete_session,
+            "session/set_mode": self.set_mode,
+            "session/set_config_option": self.set_config_option,
+            "session/prompt": self.prompt,
+        }
+
+    # -- Handler ------------------------------------------------------------------------------
+
+    async def handle_request(self, method: str, params: msgspec.Raw) -> Any:
+        handler = self._methods.get(method)
+        if handler is None or (self.peer is not None and not self._offers(method)):
+            raise RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
+        if self.peer is None and method != "initialize":
+            raise RpcError(INVALID_REQUEST, "Call `initialize` first")
+        return await handler(_decode(params))
+
+    def handle_notification(self, method: str, params: msgspec.Raw) -> None:
+        if method == "session/cancel":
+            with contextlib.suppress(RpcError):
+                session = self.sessions.get(_decode(params).get("sessionId"))
+                if session is not None and session.turn is not None:
+                    session.turn.cancel()
+        # Anything else (`$/cancel_request`, `_` extensions) is ignored, as the spec allows.
+
+    def _offers(self, method: str) -> bool:
+        """Methods that exist in only one version: `session/load` and `session/set_mode` were
+        removed in v2."""
+        assert self.peer is not None
+        return not (self.peer.v2 and method in ("session/load", "session/set_mode"))
+
+    # -- initialize ---------------------------------------------------------------------------
+
+    async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        requested = params.get("protocolVersion")
+        if not isinstance(requested, int) or isinstance(requested, bool):
+            raise RpcError(INVALID_PARAMS, "Invalid params: `protocolVersion` must be an integer")
+        # Same version if we support it, else our latest (docs/protocol/*/initialization.mdx).
+        version = requested if requested in self.versions else max(self.versions)
+        peer = Peer(self.connection, version)
+        if version >= 2:
+            info = params.get("info") or {}
+        else:
+            info = params.get("clientInfo") or {}
+            caps = params.get("clientCapabilities") or {}
+            fs = caps.get("fs") or {}
+            peer.fs_read = fs.get("readTextFile") is True
+            peer.fs_write = fs.get("writeTextFile") is True
+            peer.terminal = caps.get("terminal") is True
+            options = ((caps.get("session") or {}).get("configOptions")) or {}
+            peer.boolean_options = options.get("boolean") is not None
+        if isinstance(info, dict) and isinstance(info.get("name"), str):
+            peer.client_name = info.get("title") or info["name"]
+        self.peer = peer
+        implementation = {"name": AGENT_NAME, "title": AGENT_TITLE, "version": AGENT_VERSION}
+        if version >= 2:
+            return {
+                "protocolVersion": 2,
+                "info": implementation,
+                "capabilities": {
+                    "session": {
+                        "prompt": {"image": {}, "audio": {}, "embeddedContext": {}},
+                        "delete": {},
+                        "additionalDirectories": {},
+                    }
+                },
+            }
+        return {
+            "protocolVersion": 1,
+            "agentCapabilities": {
+                "loadSession": True,
+                "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
+                "sessionCapabilities": {
+                    "list": {},
+                    "resume": {},
+                    "close": {},
+                    "delete": {},
+                    "additionalDirectories": {},
+                },
+            },
+            "authMethods": [],
+            "agentInfo": implementation,
+        }
+
+    # -- sessions -----------------------------------------------------------------------------
+
+    async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = _absolute(params.get("cwd"), "cwd")
+        extra = [
+            _absolute(d, "additionalDirectories") for d in params.get("additionalDirectories") or []
+        ]
+        assert self.peer is not None
+        session = LiveSession(SessionRecord.new(cwd, extra), self.peer)
+        self.sessions[session.id] = session
+        self._after_response(self._welcome(session))
+        return {"sessionId": session.id} | session.setup_result()
+
+    async def load_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """v1 `session/load`: replay the whole conversation, then answer."""
+        session = self._reopen(params)
+        await session.replay()
+        self._after_response(self._welcome(session))
+        return session.setup_result()
+
+    async def resume_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`session/resume`: no replay in v1; in v2, a replay if `replayFrom` is `start`."""
+        assert self.peer is not None
+        replay_from = params.get("replayFrom") if self.peer.v2 else None
+        if replay_from is not None and (
+            not isinstance(replay_from, dict) or replay_from.get("type") != "start"
+        ):
+            raise RpcError(INVALID_PARAMS, "Unsupported `replayFrom`: only `start` is supported")
+        session = self._reopen(params)
+        if replay_from is not None:
+            await session.replay()
+        self._after_response(self._welcome(session))
+        return session.setup_result()
+
+    def _reopen(self, params: dict[str, Any]) -> LiveSession:
+        assert self.peer is not None
+        session_id = _require(params, "sessionId", str)
+        cwd = _absolute(params.get("cwd"), "cwd")
+        extra = [
+            _absolute(d, "additionalDirectories") for d in params.get("additionalDirectories") or []
+        ]
+        session = self.sessions.get(session_id)
+        if session is None:
+            record = self.store.load(session_id)
+            if record is None:
+                raise RpcError(
+                    RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id}
+                )
+            session = LiveSession(record, self.peer)
+            self.sessions[session_id] = session
+        session.record.cwd = cwd
+        session.record.additional_directories = extra
+        return session
+
+    async def _welcome(self, session: LiveSession) -> None:
+        """Sent after the session setup response, so the client knows the session id."""
+        assert self.peer is not None
+        await session.notify(
+            {"sessionUpdate": "available_commands_update"}
+            | {"availableCommands": available_commands(COMMANDS, self.peer.version)}
+        )
+
+    async def list_sessions(self, params: dict[str, Any]) -> dict[str, Any]:
+        cwd = params.get("cwd")
+        if cwd is not None:
+            cwd = _absolute(cwd, "cwd")
+        records = {record.session_id: record for record in self.store.all()}
+        records |= {session.id: session.record for session in self.sessions.values()}
+        matching = [
+            record
+            for record in records.values()
+            if record.history and (cwd is None or record.cwd == cwd)
+        ]
+        matching.sort(key=lambda record: record.updated_at, reverse=True)
+        offset = self._decode_cursor(params.get("cursor"))
+        page = matching[offset : offset + PAGE_SIZE]
+        sessions = []
+        for record in page:
+            info: dict[str, Any] = {"sessionId": record.session_id, "cwd": record.cwd}
+            if record.additional_directories:
+                info["additionalDirectories"] = record.additional_directories
+            if record.title:
+                info["title"] = record.title
+            info["updatedAt"] = record.updated_at
+            sessions.append(info)
+        result: dict[str, Any] = {"sessions": sessions}
+        if offset + PAGE_SIZE < len(matching):
+            result["nextCursor"] = base64.urlsafe_b64encode(
+                f"{offset + PAGE_SIZE}".encode()
+            ).decode()
+        return result
+
+    @staticmethod
+    def _decode_cursor(cursor: Any) -> int:
+        if cursor is None:
+            return 0
+        try:
+            return max(0, int(base64.urlsafe_b64decode(str(cursor).encode()).decode()))
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise RpcError(INVALID_PARAMS, "Invalid params: unknown `cursor`") from exc
+
+    async def close_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Cancel ongoing work as if by `session/cancel`, then forget the live session."""
+        session_id = _require(params, "sessionId", str)
+        session = self.sessions.pop(session_id, None)
+        if session is None:
+            if self.store.load(session_id) is None:
+                raise RpcError(
+                    RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id}
+                )
+            return {}
+        await session.stop_turn()
+        self._save(session)
+        return {}
+
+    async def delete_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """Deleting an unknown or already deleted session succeeds silently."""
+        session_id = _require(params, "sessionId", str)
+        session = self.sessions.pop(session_id, None)
+        if session is not None:
+            await session.stop_turn()
+        self.store.delete(session_id)
+        return {}
+
+    def _session(self, params: dict[str, Any]) -> LiveSession:
+        session_id = _require(params, "sessionId", str)
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RpcError(
+                RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id}
+            )
+        return session
+
+    def _save(self, session: LiveSession) -> None:
+        if session.record.history:  # sessions nobody talked to are not worth keeping
+            self.store.save(session.record)
+
+    # -- configuration ------------------------------------------------------------------------
+
+    async def set_mode(self, params: dict[str, Any]) -> dict[str, Any]:
+        """v1 only. The `mode` config option mirrors the mode, so it is announced too."""
+        session = self._session(params)
+        try:
+            session.set_option("mode", _require(params, "modeId", str))
+        except ValueError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from exc
+        self._save(session)
+        self._after_response(session.announce_config(mode_changed=False))
+        return {}
+
+    async def set_config_option(self, params: dict[str, Any]) -> dict[str, Any]:
+        """v1 value: a value id, or `type: "boolean"` + a boolean. v2: always tagged,
+        `{"type": "id", "value": …}` or `{"type": "boolean", "value": …}`."""
+        assert self.peer is not None
+        session = self._session(params)
+        config_id = _require(params, "configId", str)
+        kind = params.get("type")
+        value = params.get("value")
+        if self.peer.v2 and kind not in ("id", "boolean"):
+            raise RpcError(INVALID_PARAMS, f"Invalid params: unsupported value type {kind!r}")
+        if (kind == "boolean") != isinstance(value, bool) or not isinstance(value, str | bool):
+            raise RpcError(INVALID_PARAMS, "Invalid params: `value` does not match its type")
+        try:
+            mode_changed = session.set_option(config_id, value)
+        except ValueError as exc:
+            raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from exc
+        self._save(session)
+        if mode_changed and not self.peer.v2:
+            # Keep v1's `modes` view in sync with the `mode` option.
+            self._after_response(
+                session.notify(
+                    {"sessionUpdate": "current_mode_update", "currentModeId": session.record.mode}
+                )
+            )
+        return {"configOptions": session.config_options()}
+
+    # -- prompts ------------------------------------------------------------------------------
+
+    async def prompt(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.peer is not None
+        session = self._session(params)
+        blocks = _require(params, "prompt", list)
+        if not all(isinstance(block, dict) for block in blocks):
+            raise RpcError(INVALID_PARAMS, "Invalid params: `prompt` must hold content blocks")
+        name, arg, text = scenarios.parse(blocks)
+        # One turn at a time: a new prompt cancels the one in progress (as the SDK examples do).
+        await session.stop_turn()
+        if self.peer.v2 and name == "error":
+            raise scenarios.error_before_accepting()
+        turn = Turn(session, speed=self.speed)
+        turn.prompt = blocks
+        session.turn = turn
+        session.turn_done.clear()
+        if self.peer.v2:
+            self._after_response(self._play(turn, name, arg, text))
+            return {}
+        stop_reason = await self._play(turn, name, arg, text)
+        result: dict[str, Any] = {"stopReason": stop_reason}
+        if turn.response_meta:
+            result["_meta"] = turn.response_meta
+        return result
+
+    async def _play(self, turn: Turn, name: str | None, arg: str, text: str) -> str:
+        session = turn.session
+        record = session.record
+        try:
+            user_message_id = new_id("msg")
+            record.history.append(
+                {"type": "user", "messageId": user_message_id, "content": turn.prompt}
+            )
+            turn.count_tokens(text)
+            stop_reason = await self._play_scenario(turn, name, arg, text, user_message_id)
+            await turn.state("idle", stop_reason)
+            return stop_reason
+        except ConnectionClosed:
+            return "cancelled"
+        finally:
+            record.updated_at = now_iso()
+            session.turn = None
+            session.turn_done.set()
+            self._save(session)
+
+    async def _play_scenario(
+        self, turn: Turn, name: str | None, arg: str, text: str, user_message_id: str
+    ) -> str:
+        try:
+            if turn.v2:
+                await turn.update(
+                    {"sessionUpdate": "user_message", "messageId": user_message_id}
+                    | {"content": turn.prompt}
+                )
+                await turn.state("running")
+            if turn.record.title is None and name != "title":
+                await turn.set_title(scenarios.auto_title(name, text))
+            stop_reason = await scenarios.play(turn, name, arg) or "end_turn"
+            await turn.usage()
+            return stop_reason
+        except Cancelled:
+            await turn.wind_down()
+            return "cancelled"
+        except ScenarioError as exc:
+            await turn.wind_down()
+            raise RpcError(exc.code, exc.message, exc.data) from exc
+        except ConnectionClosed:
+            raise
+        except Exception as exc:
+            traceback.print_exc(file=sys.stderr)
+            if not turn.v2:
+                raise RpcError(INTERNAL_ERROR, f"Internal error: {exc}") from exc
+            with contextlib.suppress(Cancelled):
+                await turn.say(f"\n\n**Internal error:** `{exc}`")
+            await turn.wind_down()
+            return "end_turn"
+
+    # -- plumbing -----------------------------------------------------------------------------
+
+    def _after_response(self, coroutine: Awaitable[Any]) -> None:
+        """Run `coroutine` once the current request has been answered. The connection writes
+        the response as soon as the handler returns, before any new task gets to run."""
+
+        async def later() -> None:
+            await asyncio.sleep(0)
+            try:
+                await coroutine
+            except ConnectionClosed:
+                pass
+            except Exception:
+                traceback.print_exc(file=sys.stderr)
+
+        task = asyncio.get_running_loop().create_task(later())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    async def shutdown(self) -> None:
+        """The client went away: stop every turn (killing commands the agent runs) and save."""
+        for session in list(self.sessions.values()):
+            if session.turn is not None:
+                session.turn.cancel()
+        for session in list(self.sessions.values()):
+            await session.stop_turn(timeout=3.0)
+            self._save(session)
+        for task in list(self._tasks):
+            task.cancel()

@@ -1,0 +1,275 @@
+"""The demo agent through acp-tui's own client: the `acp-tui` command (headless) and
+`AgentClient`, in ACP v1 and v2. Every message the agent sends is checked against the schema.
+
+(`tests/test_demo_agent.py` drives the agent over a bare JSON-RPC connection instead, to look
+at the exact messages; here the point is that acp-tui and its demo work together.)
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_tui.protocol.content import text_block
+from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from tests.support.schema import validate_transcript
+
+ACP_TUI = [sys.executable, "-m", "acp_tui"]
+DEMO = [sys.executable, "-m", "acp_tui.demo", "--speed", "0"]
+VERSIONS = pytest.mark.parametrize("version", [1, 2], ids=["v1", "v2"])
+
+
+def demo_env(tmp_path: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "ACP_TUI_DEMO_SPEED": "0",
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+    }
+
+
+@dataclass
+class Run:
+    status: int
+    out: str
+    err: str
+    transcript: Path
+    version: int
+
+    def events(self) -> list[dict[str, Any]]:
+        return [json.loads(line) for line in self.out.splitlines() if line.startswith("{")]
+
+    def turns(self) -> list[list[dict[str, Any]]]:
+        """The jsonl events split into turns (each ends with an idle status)."""
+        turns: list[list[dict[str, Any]]] = [[]]
+        for event in self.events():
+            turns[-1].append(event)
+            if event["type"] == "status" and event["status"] == "idle" and event["stopReason"]:
+                turns.append([])
+        return [turn for turn in turns if turn]
+
+    def assert_agent_valid(self) -> None:
+        assert validate_transcript(self.transcript, version=self.version, sender="agent") > 0
+
+
+async def acp_tui(tmp_path: Path, version: int, *args: str, timeout: float = 60) -> Run:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir(exist_ok=True)
+    transcript = tmp_path / f"transcript-{time.monotonic_ns()}.jsonl"
+    argv = [*ACP_TUI, "--cwd", str(workspace), "--transcript", str(transcript)]
+    argv += ["--protocol-version", str(version), *args]
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=demo_env(tmp_path),
+    )
+    out, err = await asyncio.wait_for(process.communicate(), timeout)
+    assert process.returncode is not None
+    return Run(process.returncode, out.decode(), err.decode(), transcript, version)
+
+
+# -- the tour -------------------------------------------------------------------------------------
+
+
+@VERSIONS
+async def test_acp_tui_runs_the_tour_headless(tmp_path: Path, version: int) -> None:
+    """`acp-tui -p tour`: no agent command, so the demo agent; nobody to ask, so no edits."""
+    run = await acp_tui(tmp_path, version, "-p", "tour")
+    assert run.status == 0, run.err
+    assert "That's the tour!" in run.out
+    assert not (tmp_path / "workspace" / "ACP_DEMO.md").exists()
+    run.assert_agent_valid()
+
+
+@VERSIONS
+async def test_the_tour_with_permission_allowed(tmp_path: Path, version: int) -> None:
+    (tmp_path / "workspace").mkdir()
+    (tmp_path / "workspace" / "README.md").write_text("# Tour test\n")
+    run = await acp_tui(
+        tmp_path, version, "--permission", "allow", "--output-format", "jsonl", "-p", "/tour"
+    )
+    assert run.status == 0, run.err
+    events = run.events()
+    plans = [e for e in events if e["type"] == "plan"]
+    assert all(entry["status"] == "completed" for entry in plans[-1]["entries"])
+    assert (tmp_path / "workspace" / "ACP_DEMO.md").read_text().startswith("# ACP demo notes")
+    kinds = {e["kind"] for e in events if e["type"] == "tool_call"}
+    assert kinds >= {"read", "edit", "delete", "move", "search", "execute", "think", "fetch"}
+    terminals = [e for e in events if e["type"] == "terminal"]
+    assert any("Hello from a real terminal!" in t["output"] for t in terminals)
+    run.assert_agent_valid()
+
+
+# -- each scenario --------------------------------------------------------------------------------
+
+
+@VERSIONS
+async def test_each_scenario_through_acp_tui(tmp_path: Path, version: int) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("remember the milk\n")
+    prompts = [
+        "/markdown",
+        "/think",
+        "/plan",
+        "/tools",
+        "/read notes.txt",
+        "/edit notes.txt",
+        "/run echo from-the-terminal",
+        "/permission",
+        "/switch",
+        "/long 2000",
+        "/usage",
+        "/title Scenario test",
+        "hello",
+        "/help",
+    ]
+    args = [arg for prompt in prompts for arg in ("-p", prompt)]
+    run = await acp_tui(
+        tmp_path, version, "--permission", "allow", "--output-format", "jsonl", *args
+    )
+    assert run.status == 0, run.err
+    turns = dict(zip(prompts, run.turns(), strict=True))
+
+    def text(turn: list[dict[str, Any]], kind: str = "message") -> str:
+        return "".join(
+            e["append"]["text"]
+            for e in turn
+            if e["type"] == kind and e.get("role") != "user" and "append" in e
+        )
+
+    def tools(turn: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        return {e["id"]: e for e in turn if e["type"] == "tool_call"}  # the last state of each
+
+    assert "| Update" in text(turns["/markdown"]) and "```python" in text(turns["/markdown"])
+    assert "rendering" not in text(turns["/think"], "thought")
+    assert text(turns["/think"], "thought").startswith("The user asked to see my reasoning")
+    plan = [e for e in turns["/plan"] if e["type"] == "plan"][-1]
+    assert [entry["status"] for entry in plan["entries"]] == ["completed"] * 4
+    tool_kinds = {call["kind"] for call in tools(turns["/tools"]).values()}
+    assert len(tool_kinds) == 9
+    [read] = tools(turns["/read notes.txt"]).values()
+    assert read["status"] == "completed", read
+    assert "remember the milk" in json.dumps(read["content"])
+    assert "Edited by the ACP demo agent" in (workspace / "notes.txt").read_text()
+    [run_call] = tools(turns["/run echo from-the-terminal"]).values()
+    assert run_call["status"] == "completed"
+    terminal_output = "".join(
+        e["output"] for e in turns["/run echo from-the-terminal"] if e["type"] == "terminal"
+    )
+    assert "from-the-terminal" in terminal_output
+    assert [e for e in turns["/permission"] if e["type"] == "permission"]
+    switched = [e for e in turns["/switch"] if e["type"] in ("modes", "config")]
+    assert "'code'" in repr(switched[-1]) or '"code"' in json.dumps(switched[-1])
+    long_messages: dict[str, int] = {}
+    for event in turns["/long 2000"]:
+        if event["type"] == "message" and "append" in event:
+            long_messages[event["id"]] = long_messages.get(event["id"], 0) + 1
+    assert 2000 in long_messages.values()
+    [usage] = [e for e in turns["/usage"] if e["type"] == "usage"][-1:]
+    assert usage["used"] > 0 and usage["size"] == 128_000 and usage["cost"]["currency"] == "USD"
+    infos = [e for e in turns["/title Scenario test"] if e["type"] == "info"]
+    assert infos[-1]["title"] == "Scenario test"
+    assert "/help" in text(turns["hello"])
+    assert [e for e in turns["/help"] if e["type"] == "commands"]
+    run.assert_agent_valid()
+
+
+@VERSIONS
+@pytest.mark.parametrize(
+    ("prompt", "status_v1", "status_v2"),
+    [
+        ("/refuse", 3, 3),
+        ("/stop max_tokens", 4, 4),
+        ("/stop max_turn_requests", 4, 4),
+        ("/custom-stop", 0, 5),
+        ("/error", 1, 1),
+    ],
+)
+async def test_stop_reasons_and_errors(
+    tmp_path: Path, version: int, prompt: str, status_v1: int, status_v2: int
+) -> None:
+    run = await acp_tui(tmp_path, version, "-p", prompt)
+    assert run.status == (status_v2 if version == 2 else status_v1), run.err
+    if prompt == "/error":
+        assert "failed on purpose" in run.err or "on purpose" in run.err
+    run.assert_agent_valid()
+
+
+@VERSIONS
+async def test_ctrl_c_cancels_a_slow_turn_at_once(tmp_path: Path, version: int) -> None:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    argv = [*ACP_TUI, "--cwd", str(workspace), "--protocol-version", str(version)]
+    process = await asyncio.create_subprocess_exec(
+        *argv,
+        "-p",
+        "/slow 30",
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=demo_env(tmp_path),
+    )
+    assert process.stdout is not None
+    seen = b""
+    while b"\xe2\x8f\xb3" not in seen:  # the first ⏳ tick
+        chunk = await asyncio.wait_for(process.stdout.read(256), 10)
+        assert chunk, "acp-tui ended before the slow turn ticked"
+        seen += chunk
+    started = time.monotonic()
+    process.send_signal(signal.SIGINT)
+    await asyncio.wait_for(process.communicate(), 10)
+    assert process.returncode == 130
+    assert time.monotonic() - started < 3.0
+
+
+# -- sessions through AgentClient -----------------------------------------------------------------
+
+
+async def allow(pending: PendingPermission) -> None:
+    pending.select("allow_once")
+
+
+@VERSIONS
+async def test_sessions_survive_the_agent_through_agent_client(
+    tmp_path: Path, version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    options = ClientOptions(cwd=tmp_path, protocol_version=version)
+    first = AgentClient(DEMO, options, decide_permission=allow)
+    try:
+        await first.start()
+        session = await first.new_session()
+        assert await session.prompt([text_block("/title Keep me")]) == "end_turn"
+        assert await session.prompt([text_block("/plan")]) == "end_turn"
+        assert session.state.title == "Keep me"
+        live_agent_text = [m.text for m in session.state.messages.values() if m.role == "agent"]
+    finally:
+        await first.close()
+
+    second = AgentClient(DEMO, options, decide_permission=allow)
+    try:
+        await second.start()
+        [info] = await second.list_sessions()
+        assert (info.session_id, info.title) == (session.id, "Keep me")
+        reopened = await second.open_session(session.id)
+        state = reopened.state
+        users = [m.text for m in state.messages.values() if m.role == "user"]
+        assert users == ["/title Keep me", "/plan"]
+        agents = [m.text for m in state.messages.values() if m.role == "agent"]
+        assert agents == live_agent_text
+        [plan] = state.plans.values()
+        assert all(entry.status == "completed" for entry in plan.entries)
+        assert state.title == "Keep me"
+        assert await reopened.prompt([text_block("and now?")]) == "end_turn"
+    finally:
+        await second.close()
