@@ -60,6 +60,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="the ACP version to offer (2 is the draft)",
     )
+    parser.add_argument(
+        "--allow-path",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="also let the agent read and write in DIR (repeatable; default: only the workspace)",
+    )
     parser.add_argument("--no-fs", action="store_true", help="do not serve fs/* to the agent")
     parser.add_argument(
         "--no-terminal", action="store_true", help="do not run commands for the agent"
@@ -84,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         protocol_version=args.protocol_version,
         fs=not args.no_fs,
         terminal=not args.no_terminal,
+        allow_paths=[path.resolve() for path in args.allow_path],
         transcript=args.transcript,
     )
     command = agent or DEMO_AGENT

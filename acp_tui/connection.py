@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeVar, Union
@@ -20,6 +21,7 @@ from msgspec import UNSET, UnsetType
 
 from acp_tui.protocol.jsonrpc import (
     INTERNAL_ERROR,
+    INVALID_PARAMS,
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
@@ -264,7 +266,10 @@ class Connection:
         try:
             value = _decode_any(line)
         except msgspec.DecodeError:
-            value = UNSET
+            value = _repair_text(line)
+            if value is not UNSET:
+                self._receive_bad_text(line, value)
+                return
         if value is UNSET:
             reason = f"not JSON: {exc}"
             if self._transcript is not None:
@@ -283,6 +288,24 @@ class Connection:
         if isinstance(value, dict) and "method" in value and "id" in value:
             error = RpcError(INVALID_REQUEST, f"Invalid request: {exc}")
             self._spawn(self._send_error(request_id, error))
+
+    def _receive_bad_text(self, line: bytes, value: Any) -> None:
+        """JSON whose text is not valid Unicode (bad UTF-8, lone surrogates). A request gets
+        an error naming the problem; anything else is taken with the bad text replaced."""
+        reason = "text that is not valid UTF-8"
+        if self._transcript is not None:
+            self._transcript.record_unparsed(line, reason)
+        self._problem(f"agent sent {reason}: {_preview(line)}")
+        if not isinstance(value, dict):
+            return
+        if "method" in value and "id" in value:
+            request_id = value["id"] if isinstance(value["id"], int | str) else None
+            error = RpcError(INVALID_PARAMS, f"Invalid params: the request has {reason}")
+            self._spawn(self._send_error(request_id, error))
+            return
+        repaired = json.dumps(value, ensure_ascii=False).encode("utf-8", "replace")
+        with contextlib.suppress(msgspec.DecodeError):
+            self._dispatch(_decode_incoming(repaired), repaired)
 
     def _receive_batch(self, line: bytes) -> None:
         try:
@@ -373,6 +396,14 @@ class Connection:
     def fail_pending(self, message: str) -> None:
         """Give up on every unanswered request, e.g. because the agent process died."""
         self._close(ConnectionClosed(message))
+
+
+def _repair_text(line: bytes) -> Any:
+    """The JSON value of a line whose only fault is its text encoding, or UNSET."""
+    try:
+        return json.loads(line.decode("utf-8", errors="replace"))
+    except ValueError:
+        return UNSET
 
 
 def _preview(line: bytes, limit: int = 200) -> str:

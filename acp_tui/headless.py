@@ -8,6 +8,7 @@ otherwise non-zero with a one-line reason on stderr.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import signal
 import sys
 from collections.abc import Callable
@@ -19,7 +20,7 @@ import msgspec
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.content import block_text, text_block
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
-from acp_tui.services.permissions import PermissionPolicy
+from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
 from acp_tui.session.controller import (
     AgentClient,
     ClientOptions,
@@ -168,7 +169,14 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
 class HeadlessRun:
     def __init__(self, argv: list[str], client_options: ClientOptions, options: HeadlessOptions):
         self.options = options
-        self.policy = PermissionPolicy.load(options.permission)  # type: ignore[arg-type]
+        # Nobody is there to ask: "ask" rejects, and so does a rule that says to ask.
+        mode = "reject" if options.permission == "ask" else options.permission
+        self.policy_error: PermissionRulesError | None = None
+        try:
+            self.policy = PermissionPolicy.load(mode)  # type: ignore[arg-type]
+        except PermissionRulesError as error:
+            self.policy_error, self.policy = error, PermissionPolicy(mode)  # type: ignore[arg-type]
+        self.refuse = PermissionPolicy("reject", path=self.policy.path)
         self.workspace = client_options.cwd
         self.json = JsonPrinter(options.out) if options.output_format == "jsonl" else None
         self.text = TextPrinter(options.out) if self.json is None else None
@@ -184,6 +192,9 @@ class HeadlessRun:
         self._cancelling: asyncio.Task[None] | None = None
 
     async def run(self) -> int:
+        if self.policy_error is not None:
+            self.options.err.write(f"acp-tui: {self.policy_error}\n")
+            return EXIT_FAILED
         loop = asyncio.get_running_loop()
         self._main = asyncio.current_task()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
@@ -260,17 +271,14 @@ class HeadlessRun:
         )
 
     async def _decide_permission(self, pending: PendingPermission) -> None:
-        decision = self.policy.decide(
-            pending.request, _tool_kind(pending), workspace=self.workspace
-        )
+        kind = _tool_kind(pending)
+        decision = self.policy.decide(pending.request, kind, workspace=self.workspace)
         if decision.ask:
-            # Nobody to ask in a script: the safe answer is no.
-            reason = f"{decision.reason}; no one to ask in headless mode, so: cancelled"
-            pending.cancel()
-            option_id = None
-        else:
-            reason, option_id = decision.reason, decision.option_id
-            pending.answer(decision.response())
+            refusal = self.refuse.decide(pending.request, kind)
+            reason = f"{decision.reason}; no one to ask in headless mode: {refusal.reason}"
+            decision = dataclasses.replace(refusal, reason=reason)
+        pending.answer(decision.response())
+        reason, option_id = decision.reason, decision.option_id
         event = {
             "type": "permission",
             "toolCallId": pending.tool_call_id,

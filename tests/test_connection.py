@@ -196,3 +196,17 @@ async def test_the_transcript_records_both_ways_in_order(tmp_path: Path) -> None
     assert entries[0]["msg"] == {"jsonrpc": "2.0", "id": 0, "method": "hello", "params": {"a": 1}}
     assert entries[1]["msg"]["result"] == {"echo": "hello"}
     assert entries[0]["ts"] <= entries[1]["ts"]
+
+
+async def test_text_that_is_not_unicode_gets_an_answer_with_its_id(tmp_path: Path) -> None:
+    bad_request = (
+        '{"jsonrpc":"2.0","id":9,"method":"fs/read_text_file","params":{"path":"/\\ud800"}}'
+    )
+    bad_update = notification("caf\udce9")  # a lone surrogate, escaped by json.dumps
+    async with Peer(tmp_path, {"start": [bad_request, bad_update]}) as peer:
+        await wait_for(lambda: peer.received() and peer.recorder.notifications)
+        received = peer.received()
+    assert received[0]["id"] == 9 and received[0]["error"]["code"] == -32602
+    assert "not valid UTF-8" in received[0]["error"]["message"]
+    ((_, params),) = peer.recorder.notifications
+    assert params["update"]["content"]["text"] == "caf?"

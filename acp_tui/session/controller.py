@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import msgspec
 
@@ -31,6 +31,10 @@ from acp_tui.protocol.updates import (
     UnknownUpdate,
     decode_session_notification,
 )
+from acp_tui.services.dispatch import ClientServices
+from acp_tui.services.fs import FileSystemService, WriteRecord
+from acp_tui.services.terminals import TerminalService
+from acp_tui.services.workspace import Workspace
 from acp_tui.session import reducer
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Mode, SessionState
@@ -73,20 +77,14 @@ class PendingPermission:
         self.answer(m.PermissionResponse(m.CancelledOutcome()))
 
 
-class ClientServices(Protocol):
-    """What serves the agent's `fs/*` and `terminal/*` requests for one session."""
-
-    async def handle_request(self, method: str, params: msgspec.Raw) -> Any: ...
-
-    async def close(self) -> None: ...
-
-
 @dataclass(slots=True)
 class ClientOptions:
     cwd: Path
     protocol_version: int = 1
     fs: bool = True
     terminal: bool = True
+    allow_paths: list[Path] = field(default_factory=list)
+    """Directories outside the workspace the user lets agents read and write (`--allow-path`)."""
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     transcript: Path | None = None
     startup_timeout: float = 30.0
@@ -168,6 +166,23 @@ class Session:
 
     def notice(self, severity: str, title: str, detail: str | None = None) -> None:
         self.emit(reducer.add_notice(self.state, severity, title, detail))
+
+    # -- what the client services did for the agent --------------------------------------------
+
+    def terminal_output(self, terminal_id: str, data: bytes) -> None:
+        self.emit(reducer.terminal_output(self.state, terminal_id, data))
+
+    def terminal_exited(self, terminal_id: str, code: int | None, signal: str | None) -> None:
+        self.emit(reducer.terminal_exited(self.state, terminal_id, code, signal))
+
+    def file_written(self, record: WriteRecord) -> None:
+        """Show an agent's write as a diff against what was there (or why it was refused)."""
+        if record.written:
+            self.notice("write", f"wrote {record.path}", record.diff)
+        else:
+            self.notice(
+                "warning", f"refused to write {record.path}: {record.conflict}", record.diff
+            )
 
     def apply_setup(self, setup: m.SessionSetup | None) -> None:
         """Take the modes and config options a session/new, load or resume answered with."""
@@ -280,6 +295,20 @@ class Session:
                 self.pending_permissions.remove(pending)
 
 
+def build_services(session: Session) -> ClientServices:
+    """The fs and terminal services a v1 session offers its agent, confined to the workspace
+    and whatever the user allowed on purpose; their results are shown in the session."""
+    options = session.client.options
+    workspace = Workspace([options.cwd], allowed=options.allow_paths)
+    fs = FileSystemService(workspace, on_write=session.file_written) if options.fs else None
+    terminals = None
+    if options.terminal:
+        terminals = TerminalService(
+            workspace, on_output=session.terminal_output, on_exit=session.terminal_exited
+        )
+    return ClientServices(fs, terminals)
+
+
 class AgentClient:
     """acp-tui's end of the conversation with one agent process."""
 
@@ -289,7 +318,7 @@ class AgentClient:
         options: ClientOptions,
         *,
         decide_permission: Callable[[PendingPermission], Awaitable[None]],
-        services_factory: Callable[[Session], ClientServices] | None = None,
+        services_factory: Callable[[Session], ClientServices] | None = build_services,
         on_problem: Callable[[str], None] | None = None,
         on_traffic: Callable[[str, bytes], None] | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
@@ -400,6 +429,8 @@ class AgentClient:
                 terminal=self.options.terminal,
                 session={"configOptions": {"boolean": {}}},
             )
+            if self._services_factory is None:
+                capabilities = m.ClientCapabilitiesV1(session=capabilities.session)
             params = m.InitializeRequestV1(version, capabilities, CLIENT_INFO)
         return await self.request("initialize", params, m.InitializeResponse)
 

@@ -300,6 +300,28 @@ def _terminal_chunk(state: s.SessionState, update: TerminalOutputChunk) -> Chang
     return Change("terminal", terminal, data)
 
 
+TERMINAL_KEEP_BYTES = 1 << 20
+"""How much of a terminal's output the transcript keeps to show (the newest)."""
+
+
+def terminal_output(state: s.SessionState, terminal_id: str, data: bytes) -> Change:
+    """Output of a terminal acp-tui runs for the agent (v1 `terminal/create`)."""
+    terminal = terminal_for(state, terminal_id)
+    terminal.output += data
+    if len(terminal.output) > TERMINAL_KEEP_BYTES:
+        del terminal.output[: len(terminal.output) - TERMINAL_KEEP_BYTES]
+        terminal.truncated = True
+    return Change("terminal", terminal, data)
+
+
+def terminal_exited(
+    state: s.SessionState, terminal_id: str, exit_code: int | None, signal: str | None
+) -> Change:
+    terminal = terminal_for(state, terminal_id)
+    terminal.exited, terminal.exit_code, terminal.signal = True, exit_code, signal
+    return Change("terminal", terminal)
+
+
 def _b64(data: str) -> bytes:
     try:
         return binascii.a2b_base64(data)
