@@ -27,7 +27,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -116,16 +116,22 @@ async def spawn_writer(path: Path) -> asyncio.subprocess.Process:
     )
 
 
-async def raw_pipe(path: Path) -> int:
+async def line_batches(path: Path) -> AsyncIterator[list[bytes]]:
+    """The lines the child writes, a pipe read at a time (the baselines' framing)."""
     process = await spawn_writer(path)
     assert process.stdout is not None
-    count = 0
     partial = b""
     while chunk := await process.stdout.read(READ_SIZE):
         lines = (partial + chunk).split(b"\n")
         partial = lines.pop()
-        count += sum(1 for line in lines if line)
+        yield lines
     await process.wait()
+
+
+async def raw_pipe(path: Path) -> int:
+    count = 0
+    async for lines in line_batches(path):
+        count += sum(1 for line in lines if line)
     return count
 
 
@@ -152,19 +158,13 @@ async def acp_tui_path(path: Path) -> int:
 
 
 async def sdk_path(path: Path) -> int:
-    process = await spawn_writer(path)
-    assert process.stdout is not None
     count = 0
-    partial = b""
-    while chunk := await process.stdout.read(READ_SIZE):
-        lines = (partial + chunk).split(b"\n")
-        partial = lines.pop()
+    async for lines in line_batches(path):
         for line in lines:
             if line:
                 message = json.loads(line)
                 SessionNotification.model_validate(message["params"])
                 count += 1
-    await process.wait()
     return count
 
 
