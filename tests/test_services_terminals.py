@@ -4,8 +4,10 @@ kill and release, and nothing left running after `close_all`."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import random
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -238,6 +240,10 @@ def test_an_incomplete_last_character_waits_for_its_bytes(
         ({"command": "true", "cwd": "/"}, INVALID_PARAMS, "outside this session's workspace"),
         ({"command": "true", "cwd": "sub"}, INVALID_PARAMS, "not an absolute path"),
         ({"args": ["x"]}, INVALID_PARAMS, "missing required field `command`"),
+        # Run exactly as asked or not at all: never `rm` without its arguments, nor elsewhere.
+        ({"command": "rm", "args": ["-rf", "build", 7]}, INVALID_PARAMS, "at `$.args[2]`"),
+        ({"command": "true", "env": [{"name": "A"}]}, INVALID_PARAMS, "at `$.env[0]`"),
+        ({"command": "true", "cwd": 5}, INVALID_PARAMS, "at `$.cwd`"),
     ],
 )
 async def test_commands_that_cannot_start(
@@ -270,11 +276,61 @@ async def test_close_all_ends_every_command_and_refuses_new_ones(tmp_path: Path)
         await run(service, "true")
 
 
-async def test_the_watchdog_is_started_once_and_reaped(tmp_path: Path) -> None:
+async def test_the_watchdog_is_started_once_and_reaped(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    started: list[asyncio.subprocess.Process] = []
+    spawn = asyncio.create_subprocess_exec
+
+    async def spawn_watchdog(*argv: Any, **options: Any) -> asyncio.subprocess.Process:
+        started.append(await spawn(*argv, **options))
+        return started[-1]
+
+    monkeypatch.setattr(asyncio, "create_subprocess_exec", spawn_watchdog)
     service = TerminalService(Workspace([tmp_path]))
+    for terminal in await asyncio.gather(run(service, "true"), run(service, "true")):
+        await finished(service, terminal)
     await finished(service, await run(service, "true"))
-    await finished(service, await run(service, "true"))
-    watchdog = service._reaper._process
-    assert watchdog is not None and watchdog.returncode is None
+    [watchdog] = started
+    assert watchdog is service._reaper._process and watchdog.returncode is None
     await service.close_all()
     assert watchdog.returncode == 0 and not os.path.exists(f"/proc/{watchdog.pid}")
+
+
+def running(*argv: str) -> list[int]:
+    """The live processes whose command line is `argv`."""
+    wanted = "\0".join(argv) + "\0"
+    pids = []
+    for entry in Path("/proc").iterdir():
+        with contextlib.suppress(OSError):
+            if entry.name.isdigit() and (entry / "cmdline").read_text() == wanted:
+                pids.append(int(entry.name))
+    return [pid for pid in pids if not gone(pid)]
+
+
+@pytest.mark.parametrize("watchdog", ["starting", "running"])
+async def test_a_command_starting_while_the_session_closes_is_ended_too(
+    tmp_path: Path, watchdog: str
+) -> None:
+    service = TerminalService(Workspace([tmp_path]), kill_grace=0.3)
+    if watchdog == "running":
+        await finished(service, await run(service, "true"))
+    argv = ("sleep", f"{60 + random.random():.9f}")  # a command line no other process has
+    creating = asyncio.ensure_future(run(service, *argv))
+    await asyncio.sleep(0)  # under way: starting the watchdog, or the command
+    await service.close_all()
+    with pytest.raises(RpcError, match="closing"):
+        await creating
+    assert running(*argv) == []
+    assert service._reaper._process is None
+
+
+async def test_a_group_seen_gone_is_never_signalled_again(
+    service: TerminalService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    terminal = await run(service, "true")
+    await finished(service, terminal)
+    signals: list[tuple[int, int]] = []
+    monkeypatch.setattr(os, "killpg", lambda pgid, number: signals.append((pgid, number)))
+    await service.release(ids(terminal))  # by now, the group id may be another process's
+    assert signals == []

@@ -2,13 +2,14 @@
 
 Params are decoded leniently, as the schema asks (`x-deserialize-default-on-error`): unknown keys
 are ignored, and a malformed *optional* field is treated as absent rather than failing the
-request. A missing or malformed *required* field is answered with `-32602 Invalid params`.
+request. A missing or malformed *required* field is answered with `-32602 Invalid params`, and
+so is a malformed field a struct lists in `EXACT` (see `CreateTerminalRequest`).
 Results are exact: each struct encodes to the schema's `…Response` shape.
 """
 
 from __future__ import annotations
 
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, ClassVar, TypeVar
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -53,6 +54,11 @@ class EnvVariable(msgspec.Struct, rename="camel"):
 
 
 class CreateTerminalRequest(msgspec.Struct, rename="camel"):
+    EXACT: ClassVar[frozenset[str]] = frozenset({"args", "env", "cwd"})
+    """Never dropped when malformed, whatever the schema's leniency: a command runs exactly as
+    asked or not at all (`rm` with `["-rf", "build", 7]` must not run as a bare `rm`, nor a
+    malformed `cwd` in the session's cwd)."""
+
     session_id: str
     command: str
     args: list[str] = msgspec.field(default_factory=list)
@@ -96,8 +102,8 @@ _decode_object = msgspec.json.Decoder(dict[str, Any]).decode
 def decode_params(params: msgspec.Raw, params_type: type[T]) -> T:
     """Decode one request's params as `params_type`, leniently (see the module docstring).
 
-    Raises `RpcError(-32602)` naming what is wrong when the params are not an object or a
-    required field is missing or malformed.
+    Raises `RpcError(-32602)` naming what is wrong when the params are not an object, a required
+    field is missing or malformed, or an `EXACT` field is malformed.
     """
     decoder = _decoders.get(params_type)
     if decoder is None:
@@ -114,8 +120,9 @@ def decode_params(params: msgspec.Raw, params_type: type[T]) -> T:
             fields = _decode_object(raw)
         except msgspec.DecodeError:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {first}") from first
+    exact = getattr(params_type, "EXACT", frozenset())
     for field in msgspec.structs.fields(params_type):  # type: ignore[arg-type]
-        if field.required or field.encode_name not in fields:
+        if field.required or field.name in exact or field.encode_name not in fields:
             continue
         try:
             msgspec.convert(fields[field.encode_name], field.type)

@@ -345,22 +345,25 @@ class FileSystemService:
 
 
 def unified_diff(path: str, old_text: str | None, new_text: str) -> str:
-    """A unified diff of one file (`old_text` None: a new file), `git diff` style: a last line
-    without a newline is followed by `\\ No newline at end of file`."""
+    """A unified diff of one file (`old_text` None: a new file), for the transcript."""
     if old_text is not None and len(old_text) + len(new_text) > DIFF_MAX_CHARS:
         return f"(diff not shown: {len(old_text):,} → {len(new_text):,} characters)\n"
-    lines = difflib.unified_diff(
-        _lines(old_text or ""),
-        _lines(new_text),
-        fromfile="/dev/null" if old_text is None else path,
-        tofile=path,
-    )
-    diff = "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
+    diff = git_style_diff(old_text or "", new_text, "/dev/null" if old_text is None else path, path)
     if not diff and old_text is None:  # a new, empty file: still worth a line in the transcript
         return f"--- /dev/null\n+++ {path}\n"
     return diff
+
+
+def git_style_diff(old_text: str, new_text: str, old_name: str, new_name: str) -> str:
+    """The unified diff of two texts as `git diff` writes it ("" if they are the same): lines
+    end at `\\n` only, and a last line without one is followed by `\\ No newline at end of
+    file`."""
+    lines = difflib.unified_diff(
+        _lines(old_text), _lines(new_text), fromfile=old_name, tofile=new_name
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
 
 
 def _lines(text: str) -> list[str]:

@@ -18,8 +18,10 @@ Output
 Ending
     Each command leads its own process group (a new session: Ctrl+C in acp-tui's terminal does
     not reach it), and `kill`, `release` and `close_all` signal the whole group: SIGTERM, then
-    SIGKILL after `kill_grace` seconds; they return once the command has exited. Exit status is
-    `exitCode`, or `signal` by name ("SIGKILL"). The event loop reaps every child: no zombies.
+    SIGKILL after `kill_grace` seconds; they return once the command has exited. A group once
+    seen empty is never signalled again: its id may belong to another process by then. Exit
+    status is `exitCode`, or `signal` by name ("SIGKILL"). The event loop reaps every child: no
+    zombies.
 
     If acp-tui itself dies without `close_all` (SIGKILL, a crash), a small watchdog process,
     started with the first terminal in its own session, notices: it holds the read end of a
@@ -76,6 +78,8 @@ EXIT_DRAIN = 0.25
 """Seconds after the command exits during which its last output may still be in the pipe. A
 background child that keeps the pipe open does not hold the exit status back longer."""
 
+_CLOSING = "the session is closing; no new terminals"
+
 OnOutput = Callable[[str, bytes], None]
 """(terminal id, bytes just read): for the live view of a tool call embedding the terminal."""
 
@@ -115,22 +119,26 @@ class _Reaper:
     def __init__(self, grace: float) -> None:
         self._grace = grace
         self._process: asyncio.subprocess.Process | None = None
+        self._lock = asyncio.Lock()
+        """Held while the watchdog starts: concurrent `terminal/create`s start one, and `stop`
+        waits for one being started rather than miss it."""
 
     async def start(self) -> None:
-        if self._process is not None:
-            return
-        self._process = await asyncio.create_subprocess_exec(
-            sys.executable,
-            "-I",
-            "-S",
-            "-c",
-            _REAPER_SCRIPT,
-            str(self._grace),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            start_new_session=True,
-        )
+        async with self._lock:
+            if self._process is not None:
+                return
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-I",
+                "-S",
+                "-c",
+                _REAPER_SCRIPT,
+                str(self._grace),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
 
     def watch(self, pgid: int) -> None:
         self._send(f"+{pgid}\n")
@@ -145,7 +153,8 @@ class _Reaper:
 
     async def stop(self) -> None:
         """End the watchdog (every group it knew was forgotten first) and reap it."""
-        process, self._process = self._process, None
+        async with self._lock:
+            process, self._process = self._process, None
         if process is None:
             return
         if process.stdin is not None:
@@ -229,6 +238,9 @@ class _Terminal(asyncio.SubprocessProtocol):
         self.exited = asyncio.Event()
         """The exit status is final and the output has been read to the end (or `EXIT_DRAIN`
         passed)."""
+        self.group_gone = False
+        """The process group was seen empty: its id is free for the system to reuse by now, so
+        it is never signalled again."""
         self._on_output = on_output
         self._on_finish = on_finish
         self._pipe_open = True
@@ -271,16 +283,20 @@ class _Terminal(asyncio.SubprocessProtocol):
             self._on_finish(self)
 
     def signal_group(self, number: int) -> None:
-        # The group outlives its leader while any member lives; once empty, this is a no-op.
-        with contextlib.suppress(ProcessLookupError, PermissionError):
+        """Signal the whole group (0: only look), unless it is known to be gone. The group
+        outlives its leader while any member lives."""
+        if self.group_gone:
+            return
+        try:
             os.killpg(self.pid, number)
+        except ProcessLookupError:
+            self.group_gone = True
+        except PermissionError:
+            pass
 
     def group_alive(self) -> bool:
-        try:
-            os.killpg(self.pid, 0)
-        except (ProcessLookupError, PermissionError):
-            return False
-        return True
+        self.signal_group(0)
+        return not self.group_gone
 
 
 class TerminalService:
@@ -312,7 +328,7 @@ class TerminalService:
     async def create(self, params: msgspec.Raw) -> CreateTerminalResponse:
         request = decode_params(params, CreateTerminalRequest)
         if self._closed:
-            raise RpcError(INTERNAL_ERROR, "the session is closing; no new terminals")
+            raise RpcError(INTERNAL_ERROR, _CLOSING)
         argv = [request.command, *request.args]
         if not request.command:
             raise RpcError(INVALID_PARAMS, "the command is empty")
@@ -355,6 +371,10 @@ class TerminalService:
             ) from exc
         except OSError as exc:
             raise RpcError(INTERNAL_ERROR, f"cannot run {request.command!r}: {exc}") from exc
+        if self._closed:
+            # `close_all` ran while the command was starting, and never saw it.
+            await self._dispose([terminal])
+            raise RpcError(INTERNAL_ERROR, _CLOSING)
         self._reaper.watch(terminal.pid)
         self._terminals[terminal.id] = terminal
         return CreateTerminalResponse(terminal.id)
