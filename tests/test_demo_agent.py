@@ -4,6 +4,9 @@ Each test starts the agent with `--speed 0`, talks to it through acp-tui's JSON-
 (`acp_tui.connection.Connection`) with a small but real client behind it (files are really read
 and written, commands really run), and records the traffic: at the end every message the agent
 sent is checked against the official schema of the negotiated version.
+
+Races, failures and shutdown are tested with the agent in this process instead, behind a
+`LocalConnection`, where the test decides what the client answers and when.
 """
 
 from __future__ import annotations
@@ -22,9 +25,23 @@ import msgspec
 import pytest
 
 from acp_tui.connection import Connection
-from acp_tui.protocol.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, RESOURCE_NOT_FOUND, RpcError
+from acp_tui.demo import agent as demo_agent
+from acp_tui.demo import scenarios
+from acp_tui.demo.agent import DemoAgent
+from acp_tui.demo.store import SessionRecord, SessionStore
+from acp_tui.demo.turn import ScenarioError, Turn
+from acp_tui.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    ConnectionClosed,
+    RpcError,
+)
 from acp_tui.transcript import Transcript
 from tests.support.schema import validate_transcript
+from tests.test_services_kill import gone
 
 Answer = str | Callable[[dict[str, Any]], Any]
 
@@ -872,3 +889,230 @@ async def test_a_v1_session_replays_over_v2(tmp_path: Path) -> None:
         await client.call("session/resume", params | {"replayFrom": {"type": "start"}})
         assert len(client.tool_calls()) == 10
         assert client.of("user_message") and client.of("agent_message")
+
+
+def test_session_files_that_are_not_objects_are_skipped(tmp_path: Path) -> None:
+    store = SessionStore(tmp_path)
+    record = SessionRecord.new("/w", [])
+    store.save(record)
+    (tmp_path / "sess_list.json").write_text("[1]")
+    assert [r.session_id for r in store.all()] == [record.session_id]
+    assert store.load("sess_list") is None
+
+
+# -- in this process: races, failures, shutdown ---------------------------------------------------
+
+
+class LocalConnection:
+    """What `DemoAgent` sends through, when it runs in this process: keeps the updates and the
+    requests, and answers each request with `answer`."""
+
+    def __init__(self) -> None:
+        self.updates: list[dict[str, Any]] = []
+        self.requests: list[str] = []
+        self.closed = False
+
+    async def notify(self, method: str, params: dict[str, Any]) -> None:
+        if self.closed:
+            raise ConnectionClosed()
+        self.updates.append(msgspec.json.decode(msgspec.json.encode(params["update"])))
+
+    async def request(self, method: str, params: dict[str, Any]) -> bytes:
+        self.requests.append(method)
+        return msgspec.json.encode(await self.answer(method, params))
+
+    async def answer(self, method: str, params: dict[str, Any]) -> Any:
+        """A client that allows everything, and whose terminals' commands exit at once."""
+        if method == "session/request_permission":
+            return {"outcome": {"outcome": "selected", "optionId": "allow_once"}}
+        if method == "terminal/create":
+            return {"terminalId": "term-1"}
+        if method == "terminal/output":
+            return {"output": "", "truncated": False, "exitStatus": {"exitCode": 0}}
+        return {}
+
+    def of(self, kind: str) -> list[dict[str, Any]]:
+        return [update for update in self.updates if update["sessionUpdate"] == kind]
+
+    def statuses(self) -> list[str]:
+        """The statuses tool calls were given, in order."""
+        return [u["status"] for u in self.updates if u.get("toolCallId") and "status" in u]
+
+
+async def call(agent: DemoAgent, method: str, params: dict[str, Any]) -> Any:
+    return await agent.handle_request(method, msgspec.Raw(msgspec.json.encode(params)))
+
+
+async def local_agent(version: int) -> tuple[DemoAgent, LocalConnection]:
+    agent = DemoAgent(speed=0)
+    agent.connection = LocalConnection()  # type: ignore[assignment]
+    capabilities = {"terminal": True}
+    await call(
+        agent, "initialize", {"protocolVersion": version, "clientCapabilities": capabilities}
+    )
+    return agent, agent.connection  # type: ignore[return-value]
+
+
+async def local_session(agent: DemoAgent, cwd: Path) -> str:
+    created = await call(agent, "session/new", {"cwd": str(cwd), "mcpServers": []})
+    await settled(agent)
+    return created["sessionId"]
+
+
+async def local_prompt(agent: DemoAgent, session_id: str, *blocks: Any) -> Any:
+    """`session/prompt` with text blocks (a str) or any blocks; its result (in v2, `{}`)."""
+    prompt = [{"type": "text", "text": b} if isinstance(b, str) else b for b in blocks]
+    return await call(agent, "session/prompt", {"sessionId": session_id, "prompt": prompt})
+
+
+async def settled(agent: DemoAgent) -> None:
+    """Wait for what the agent does after its responses: a session's welcome, v2 turns."""
+    await asyncio.wait_for(asyncio.gather(*agent._tasks, return_exceptions=True), 5)
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    async with asyncio.timeout(5):
+        while not condition():
+            await asyncio.sleep(0.01)
+
+
+async def test_initialize_comes_once(tmp_path: Path) -> None:
+    agent, _ = await local_agent(1)
+    with pytest.raises(RpcError) as caught:
+        await call(agent, "initialize", {"protocolVersion": 2})
+    assert caught.value.code == INVALID_REQUEST
+    assert agent.peer is not None and agent.peer.version == 1
+
+
+@pytest.mark.parametrize("block", [{"type": "text"}, {"type": "text", "text": 5}])
+async def test_a_text_block_without_text_is_invalid_params(
+    tmp_path: Path, block: dict[str, Any]
+) -> None:
+    agent, _ = await local_agent(1)
+    session_id = await local_session(agent, tmp_path)
+    with pytest.raises(RpcError) as caught:
+        await local_prompt(agent, session_id, "hello", block)
+    assert caught.value.code == INVALID_PARAMS
+
+
+async def test_prompts_play_one_at_a_time_and_a_cancel_reaches_them_all(tmp_path: Path) -> None:
+    """A slow turn, then two prompts at once: each prompt cancels the one before it (playing
+    or waiting its turn), only one plays at a time, and `session/cancel` reaches the last."""
+    agent, connection = await local_agent(1)
+    session_id = await local_session(agent, tmp_path)
+
+    def ticking() -> int:
+        """How many turns began to tick."""
+        texts = [u.get("content", {}).get("text", "") for u in connection.updates]
+        return sum(text.startswith("⏳ 1/") for text in texts)
+
+    prompts = [asyncio.ensure_future(local_prompt(agent, session_id, "/slow 30"))]
+    await until(lambda: ticking() == 1)
+    prompts += [asyncio.ensure_future(local_prompt(agent, session_id, "/slow 30")) for _ in "ab"]
+    await until(lambda: ticking() >= 2)
+    agent.handle_notification("session/cancel", msgspec.json.encode({"sessionId": session_id}))
+    results = await asyncio.wait_for(asyncio.gather(*prompts), 5)
+    assert [result["stopReason"] for result in results] == ["cancelled"] * 3
+    assert ticking() == 2  # the one in the middle never played
+
+
+@VERSIONS
+@pytest.mark.parametrize(
+    "failure",
+    [ScenarioError(INTERNAL_ERROR, "failed on purpose"), RuntimeError("a bug")],
+    ids=["scenario error", "bug"],
+)
+async def test_a_failing_scenario_still_ends_its_turn_properly(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, version: int, failure: Exception
+) -> None:
+    """v1: the prompt fails, its tool calls closed first; v2 (accepted): `idle` all the same."""
+
+    async def failing(turn: Turn, arg: str) -> None:
+        await turn.tool("Half done", "other")
+        raise failure
+
+    monkeypatch.setitem(scenarios.SCENARIOS, "help", failing)
+    agent, connection = await local_agent(version)
+    session_id = await local_session(agent, tmp_path)
+    if version == 1:
+        with pytest.raises(RpcError) as caught:
+            await local_prompt(agent, session_id, "/help")
+        assert caught.value.code == INTERNAL_ERROR
+        assert connection.statuses() == ["pending", "failed"]
+    else:
+        assert await local_prompt(agent, session_id, "/help") == {}
+        await settled(agent)
+        assert connection.statuses() == ["pending", "cancelled"]
+        assert connection.updates[-1] == {
+            "sessionUpdate": "state_update",
+            "state": "idle",
+            "stopReason": "end_turn",
+        }
+
+
+async def test_v1_a_failing_client_terminal_fails_the_tool_call_not_the_prompt(
+    tmp_path: Path,
+) -> None:
+    agent, connection = await local_agent(1)
+    session_id = await local_session(agent, tmp_path)
+
+    async def answer(method: str, params: dict[str, Any]) -> Any:
+        if method == "terminal/wait_for_exit":
+            raise RpcError(INTERNAL_ERROR, "the terminal broke")
+        return await LocalConnection.answer(connection, method, params)
+
+    connection.answer = answer  # type: ignore[method-assign]
+    assert (await local_prompt(agent, session_id, "/run make"))["stopReason"] == "end_turn"
+    assert connection.statuses()[-1] == "failed"
+    assert connection.requests[-1] == "terminal/release"
+
+
+async def test_v2_the_final_terminal_snapshot_keeps_the_bytes(tmp_path: Path) -> None:
+    agent, connection = await local_agent(2)
+    session_id = await local_session(agent, tmp_path)
+    await local_prompt(agent, session_id, r"/run printf '\377ok\n'")
+    await settled(agent)
+    last = connection.of("terminal_update")[-1]
+    assert base64.b64decode(last["output"]["data"]) == b"\xffok\n"
+
+
+@pytest.mark.parametrize("ending", ["client gone", "agent shut down"])
+async def test_v2_a_command_never_outlives_its_turn(tmp_path: Path, ending: str) -> None:
+    agent, connection = await local_agent(2)
+    session_id = await local_session(agent, tmp_path)
+    await local_prompt(agent, session_id, "/run echo $$; while :; do echo tick; sleep 0.05; done")
+    await until(lambda: bool(connection.of("terminal_output_chunk")))
+    leader = int(base64.b64decode(connection.of("terminal_output_chunk")[0]["data"]).split()[0])
+    if ending == "client gone":
+        connection.closed = True  # the next update fails
+    else:
+        for task in agent._tasks:  # as `shutdown` does with turns that outlast its grace
+            task.cancel()
+    await settled(agent)
+    assert gone(leader)
+
+
+async def test_shutdown_stops_every_session_at_once_within_the_grace(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two turns that cannot end (a client slow to kill a command) hold shutdown back no
+    longer than one grace, not one each."""
+    monkeypatch.setattr(demo_agent, "SHUTDOWN_GRACE", 0.3)
+    agent, connection = await local_agent(1)
+    killed = asyncio.Event()
+
+    async def answer(method: str, params: dict[str, Any]) -> Any:
+        if method in ("terminal/wait_for_exit", "terminal/kill"):
+            await killed.wait()
+        return await LocalConnection.answer(connection, method, params)
+
+    connection.answer = answer  # type: ignore[method-assign]
+    sessions = [await local_session(agent, tmp_path) for _ in "ab"]
+    prompts = [asyncio.ensure_future(local_prompt(agent, s, "/run sleep 30")) for s in sessions]
+    await until(lambda: connection.requests.count("terminal/wait_for_exit") == 2)
+    started = time.monotonic()
+    await agent.shutdown()
+    assert time.monotonic() - started < 0.5
+    killed.set()
+    results = await asyncio.wait_for(asyncio.gather(*prompts), 5)
+    assert [result["stopReason"] for result in results] == ["cancelled"] * 2

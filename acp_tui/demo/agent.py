@@ -22,7 +22,7 @@ import os
 import sys
 import traceback
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -42,11 +42,17 @@ from acp_tui.protocol.jsonrpc import (
     RpcError,
 )
 
+if TYPE_CHECKING:
+    from acp_tui.connection import Connection
+
 AGENT_NAME = "acp-tui-demo"
 AGENT_TITLE = "acp-tui demo agent"
 AGENT_VERSION = "0.1.0"
 SUPPORTED_VERSIONS = (1, 2)
 PAGE_SIZE = 50
+SHUTDOWN_GRACE = 1.5
+"""Seconds the turns get to end when the client has gone: clients allow 2 s after closing our
+stdin before they terminate us (the TCK, and acp-tui's launcher)."""
 
 
 def _decode(params: msgspec.Raw) -> dict[str, Any]:
@@ -74,6 +80,20 @@ def _absolute(path: Any, key: str) -> str:
     return path
 
 
+def _roots(params: dict[str, Any]) -> tuple[str, list[str]]:
+    """A session's `cwd` and `additionalDirectories`: absolute paths, all of them."""
+    extra = params.get("additionalDirectories") or []
+    if not isinstance(extra, list):
+        raise RpcError(INVALID_PARAMS, "Invalid params: `additionalDirectories` must be a list")
+    return _absolute(params.get("cwd"), "cwd"), [
+        _absolute(directory, "additionalDirectories") for directory in extra
+    ]
+
+
+def _unknown_session(session_id: str) -> RpcError:
+    return RpcError(RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id})
+
+
 class DemoAgent:
     def __init__(
         self, *, speed: float = 1.0, store: SessionStore | None = None, max_version: int = 2
@@ -81,7 +101,7 @@ class DemoAgent:
         self.speed = speed
         self.store = store or SessionStore(None)
         self.versions = tuple(v for v in SUPPORTED_VERSIONS if v <= max_version)
-        self.connection: Any = None
+        self.connection: Connection | None = None
         self.peer: Peer | None = None
         self.sessions: dict[str, LiveSession] = {}
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -125,6 +145,10 @@ class DemoAgent:
     # -- initialize ---------------------------------------------------------------------------
 
     async def initialize(self, params: dict[str, Any]) -> dict[str, Any]:
+        if self.peer is not None:
+            # Sessions keep the peer they were made with: a second negotiation cannot reach them.
+            raise RpcError(INVALID_REQUEST, "Already initialized: `initialize` comes once")
+        assert self.connection is not None
         requested = params.get("protocolVersion")
         if not isinstance(requested, int) or isinstance(requested, bool):
             raise RpcError(INVALID_PARAMS, "Invalid params: `protocolVersion` must be an integer")
@@ -178,10 +202,7 @@ class DemoAgent:
     # -- sessions -----------------------------------------------------------------------------
 
     async def new_session(self, params: dict[str, Any]) -> dict[str, Any]:
-        cwd = _absolute(params.get("cwd"), "cwd")
-        extra = [
-            _absolute(d, "additionalDirectories") for d in params.get("additionalDirectories") or []
-        ]
+        cwd, extra = _roots(params)
         assert self.peer is not None
         session = LiveSession(SessionRecord.new(cwd, extra), self.peer)
         self.sessions[session.id] = session
@@ -212,17 +233,12 @@ class DemoAgent:
     def _reopen(self, params: dict[str, Any]) -> LiveSession:
         assert self.peer is not None
         session_id = _require(params, "sessionId", str)
-        cwd = _absolute(params.get("cwd"), "cwd")
-        extra = [
-            _absolute(d, "additionalDirectories") for d in params.get("additionalDirectories") or []
-        ]
+        cwd, extra = _roots(params)
         session = self.sessions.get(session_id)
         if session is None:
             record = self.store.load(session_id)
             if record is None:
-                raise RpcError(
-                    RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id}
-                )
+                raise _unknown_session(session_id)
             session = LiveSession(record, self.peer)
             self.sessions[session_id] = session
         session.record.cwd = cwd
@@ -282,9 +298,7 @@ class DemoAgent:
         session = self.sessions.pop(session_id, None)
         if session is None:
             if self.store.load(session_id) is None:
-                raise RpcError(
-                    RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id}
-                )
+                raise _unknown_session(session_id)
             return {}
         await session.stop_turn()
         self._save(session)
@@ -303,9 +317,7 @@ class DemoAgent:
         session_id = _require(params, "sessionId", str)
         session = self.sessions.get(session_id)
         if session is None:
-            raise RpcError(
-                RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id}
-            )
+            raise _unknown_session(session_id)
         return session
 
     def _save(self, session: LiveSession) -> None:
@@ -342,13 +354,8 @@ class DemoAgent:
         except ValueError as exc:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {exc}") from exc
         self._save(session)
-        if mode_changed and not self.peer.v2:
-            # Keep v1's `modes` view in sync with the `mode` option.
-            self._after_response(
-                session.notify(
-                    {"sessionUpdate": "current_mode_update", "currentModeId": session.record.mode}
-                )
-            )
+        if mode_changed:
+            self._after_response(session.announce_mode())
         return {"configOptions": session.config_options()}
 
     # -- prompts ------------------------------------------------------------------------------
@@ -360,14 +367,11 @@ class DemoAgent:
         if not all(isinstance(block, dict) for block in blocks):
             raise RpcError(INVALID_PARAMS, "Invalid params: `prompt` must hold content blocks")
         name, arg, text = scenarios.parse(blocks)
-        # One turn at a time: a new prompt cancels the one in progress (as the SDK examples do).
-        await session.stop_turn()
         if self.peer.v2 and name == "error":
             raise scenarios.error_before_accepting()
         turn = Turn(session, speed=self.speed)
         turn.prompt = blocks
-        session.turn = turn
-        session.turn_done.clear()
+        session.start_turn(turn)
         if self.peer.v2:
             self._after_response(self._play(turn, name, arg, text))
             return {}
@@ -378,24 +382,26 @@ class DemoAgent:
         return result
 
     async def _play(self, turn: Turn, name: str | None, arg: str, text: str) -> str:
+        """Play `turn` once the turns before it have ended."""
         session = turn.session
         record = session.record
-        try:
-            user_message_id = new_id("msg")
-            record.history.append(
-                {"type": "user", "messageId": user_message_id, "content": turn.prompt}
-            )
-            turn.count_tokens(text)
-            stop_reason = await self._play_scenario(turn, name, arg, text, user_message_id)
-            await turn.state("idle", stop_reason)
-            return stop_reason
-        except ConnectionClosed:
-            return "cancelled"
-        finally:
-            record.updated_at = now_iso()
-            session.turn = None
-            session.turn_done.set()
-            self._save(session)
+        async with session.turn_lock:
+            try:
+                user_message_id = new_id("msg")
+                record.history.append(
+                    {"type": "user", "messageId": user_message_id, "content": turn.prompt}
+                )
+                turn.count_tokens(text)
+                stop_reason = await self._play_scenario(turn, name, arg, text, user_message_id)
+                await turn.state("idle", stop_reason)
+                return stop_reason
+            except ConnectionClosed:
+                return "cancelled"
+            finally:
+                record.updated_at = now_iso()
+                if session.turn is turn:  # and not a newer one, which `session/cancel` must reach
+                    session.turn = None
+                self._save(session)
 
     async def _play_scenario(
         self, turn: Turn, name: str | None, arg: str, text: str, user_message_id: str
@@ -415,19 +421,23 @@ class DemoAgent:
         except Cancelled:
             await turn.wind_down()
             return "cancelled"
-        except ScenarioError as exc:
-            await turn.wind_down()
-            raise RpcError(exc.code, exc.message, exc.data) from exc
         except ConnectionClosed:
             raise
         except Exception as exc:
-            traceback.print_exc(file=sys.stderr)
-            if not turn.v2:
-                raise RpcError(INTERNAL_ERROR, f"Internal error: {exc}") from exc
-            with contextlib.suppress(Cancelled):
-                await turn.say(f"\n\n**Internal error:** `{exc}`")
+            # The turn still ends properly, nothing left open: v1 fails the prompt; an accepted
+            # v2 prompt can only end with a stop reason, so the error is said instead.
+            if isinstance(exc, ScenarioError):
+                error = RpcError(exc.code, exc.message, exc.data)
+            else:
+                traceback.print_exc(file=sys.stderr)
+                error = RpcError(INTERNAL_ERROR, f"Internal error: {exc}")
+            if turn.v2:
+                with contextlib.suppress(Cancelled):
+                    await turn.say(f"\n\n**Error:** `{error.message}`")
             await turn.wind_down()
-            return "end_turn"
+            if turn.v2:
+                return "end_turn"
+            raise error from exc
 
     # -- plumbing -----------------------------------------------------------------------------
 
@@ -449,12 +459,11 @@ class DemoAgent:
         task.add_done_callback(self._tasks.discard)
 
     async def shutdown(self) -> None:
-        """The client went away: stop every turn (killing commands the agent runs) and save."""
-        for session in list(self.sessions.values()):
-            if session.turn is not None:
-                session.turn.cancel()
-        for session in list(self.sessions.values()):
-            await session.stop_turn(timeout=3.0)
+        """The client went away: stop every turn (killing commands the agent runs) and save.
+        All sessions at once, so that together they take no longer than `SHUTDOWN_GRACE`."""
+        sessions = list(self.sessions.values())
+        await asyncio.gather(*(session.stop_turn(timeout=SHUTDOWN_GRACE) for session in sessions))
+        for session in sessions:
             self._save(session)
         for task in list(self._tasks):
             task.cancel()

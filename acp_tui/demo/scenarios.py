@@ -27,9 +27,11 @@ from acp_tui.demo.wire import (
     diff_item,
     fence,
     terminal_item,
-    text_item,
+    terminal_transcript,
+    terminal_update,
+    text_block,
 )
-from acp_tui.protocol.jsonrpc import INTERNAL_ERROR, RESOURCE_NOT_FOUND, RpcError
+from acp_tui.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 
 Scenario = Callable[[Turn, str], Awaitable[str | None]]
 
@@ -72,7 +74,7 @@ slash when given input, so "help me with this" or "run the tests" are not taken 
 def parse(prompt: list[dict[str, Any]]) -> tuple[str | None, str, str]:
     """(scenario name, its input, the prompt's whole text). The name is None for an ordinary
     prompt, and "unknown" for a slash command the demo does not have."""
-    text = "\n".join(b["text"] for b in prompt if b.get("type") == "text").strip()
+    text = _prompt_text(prompt)
     word, rest = ([*text.split(None, 1), "", ""])[:2] if text else ("", "")
     rest = rest.strip()
     if word.startswith("/"):
@@ -82,6 +84,13 @@ def parse(prompt: list[dict[str, Any]]) -> tuple[str | None, str, str]:
     if name in SCENARIOS and (not rest or (name in PLAIN_WITH_INPUT and "\n" not in rest)):
         return name, rest, text
     return None, "", text
+
+
+def _prompt_text(prompt: list[dict[str, Any]]) -> str:
+    parts = [block.get("text") for block in prompt if block.get("type") == "text"]
+    if not all(isinstance(part, str) for part in parts):
+        raise RpcError(INVALID_PARAMS, "Invalid params: a text block's `text` must be a string")
+    return "\n".join(parts).strip()
 
 
 def auto_title(name: str | None, text: str) -> str:
@@ -159,7 +168,7 @@ async def tools(turn: Turn, arg: str) -> None:
         raw_input={"path": config},
     )
     toml = '[server]\nhost = "127.0.0.1"\nport = 8080\n'
-    await run(read, content=[text_item(fence(toml, "toml"))], raw_output={"lines": 3})
+    await run(read, content=[text_block(fence(toml, "toml"))], raw_output={"lines": 3})
 
     search = await turn.tool(
         "Search for `port`", "search", raw_input={"pattern": "port", "path": str(cwd)}
@@ -169,7 +178,7 @@ async def tools(turn: Turn, arg: str) -> None:
     matches = [(config, 3, "port = 8080"), (app, 12, "app.run(port=config.port)")]
     for path, line, snippet in matches:
         await turn.pause(0.3)
-        await search.append(text_item(f"`{Path(path).name}:{line}`: `{snippet}`"))
+        await search.append(text_block(f"`{Path(path).name}:{line}`: `{snippet}`"))
     await search.update(
         status="completed",
         locations=[{"path": path, "line": line} for path, line, _ in matches],
@@ -196,7 +205,7 @@ async def tools(turn: Turn, arg: str) -> None:
         status="cancelled",  # v1 has no `cancelled`: it shows as `failed` there
         content=[
             diff_item("delete", old_log, "DEBUG starting\nDEBUG done\n", ""),
-            text_item("Skipped: the demo agent never deletes files."),
+            text_block("Skipped: the demo agent never deletes files."),
         ],
     )
 
@@ -219,7 +228,7 @@ async def tools(turn: Turn, arg: str) -> None:
     await thinker.update(status="in_progress")
     for idea in ("What if the port is taken?", "What if the config file is missing?"):
         await turn.pause(0.3)
-        await thinker.append(text_item(idea))
+        await thinker.append(text_block(idea))
     await thinker.update(status="completed")
 
     url = "https://example.com/docs"
@@ -227,40 +236,41 @@ async def tools(turn: Turn, arg: str) -> None:
     await run(
         fetch,
         status="failed",
-        content=[text_item("The demo agent works offline: the network is off limits.")],
+        content=[text_block("The demo agent works offline: the network is off limits.")],
         raw_output={"error": "network disabled in the demo"},
     )
 
     other = await turn.tool("Tidy up", "other", raw_input={"what": "nothing, really"})
-    await run(other, content=[text_item("All tidy.")])
+    await run(other, content=[text_block("All tidy.")])
     await turn.say("\n" + texts.TOOLS_OUTRO)
 
 
 async def _simulated_command(turn: Turn, command: str, output: str) -> None:
     """An `execute` tool call with made-up output: a display terminal in v2 (bytes streamed as
     base64 `terminal_output_chunk`s), text in v1 (a v1 terminal needs the client to run it)."""
-    cwd = turn.record.cwd
     call = await turn.tool(
         f"Run `{command}` (simulated)", "execute", raw_input={"command": command}
     )
     await turn.pause(0.3)
+    item = terminal_item(new_id("term"), command, turn.record.cwd)
     if turn.v2:
-        item = terminal_item(new_id("term"), command, cwd)
         await call.update(status="in_progress", content=[item])
-        await turn.update(_terminal_update(item))
+        await turn.update(terminal_update(item))
         for line in output.splitlines(keepends=True):
             await turn.pause(0.3)
             await turn.update(_terminal_chunk(item, line.encode()))
             item["output"] += line
         item["exitCode"] = 0
-        await turn.update(_terminal_update(item, exit_only=True))
+        await turn.update(terminal_update(item, exit_only=True))
         await call.update(status="completed", raw_output={"exitCode": 0})
     else:
         await call.update(status="in_progress")
         await turn.pause(0.5)
-        transcript = fence(f"$ {command}\n{output}".rstrip("\n"), "console")
+        item["output"], item["exitCode"] = output, 0
         await call.update(
-            status="completed", content=[text_item(transcript)], raw_output={"exitCode": 0}
+            status="completed",
+            content=[text_block(terminal_transcript(item))],
+            raw_output={"exitCode": 0},
         )
 
 
@@ -282,7 +292,7 @@ async def read(turn: Turn, arg: str) -> None:
         raw_input={"path": str(path), "line": 1, "limit": READ_LIMIT},
     )
     if not turn.v2 and not turn.peer.fs_read:
-        await call.update(status="failed", content=[text_item(texts.NO_FS_READ)])
+        await call.update(status="failed", content=[text_block(texts.NO_FS_READ)])
         await turn.say(texts.NO_FS_READ)
         return
     await call.update(status="in_progress")
@@ -298,13 +308,13 @@ async def read(turn: Turn, arg: str) -> None:
             text = result["content"]
     except (RpcError, OSError, UnicodeDecodeError, KeyError, TypeError) as exc:
         reason = exc.message if isinstance(exc, RpcError) else str(exc)
-        await call.update(status="failed", content=[text_item(f"Could not read it: {reason}")])
+        await call.update(status="failed", content=[text_block(f"Could not read it: {reason}")])
         await turn.say(f"I couldn't read `{name}`: {reason}")
         return
     lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
     await call.update(
         status="completed",
-        content=[text_item(fence(text.rstrip("\n"), _language(path)))],
+        content=[text_block(fence(text.rstrip("\n"), _language(path)))],
         raw_output={"lines": lines, "characters": len(text)},
     )
     first = next((line.strip() for line in text.splitlines() if line.strip()), "")
@@ -339,7 +349,7 @@ async def edit(turn: Turn, arg: str) -> None:
         raw_input={"path": str(path), "content": new},
     )
     if not turn.v2 and not turn.peer.fs_write:
-        await call.update(status="failed", content=[diff, text_item(texts.NO_FS_WRITE)])
+        await call.update(status="failed", content=[diff, text_block(texts.NO_FS_WRITE)])
         await turn.say(texts.NO_FS_WRITE)
         return
     choice = await _decide(
@@ -350,7 +360,7 @@ async def edit(turn: Turn, arg: str) -> None:
         description="The diff shows the change. Nothing is written unless you allow it.",
     )
     if choice not in ALLOWING:
-        await call.update(status="cancelled", content=[diff, text_item("Rejected: not written.")])
+        await call.update(status="cancelled", content=[diff, text_block("Rejected: not written.")])
         await turn.say(f"OK, I left `{name}` alone: nothing was written.\n")
         return
     await call.update(status="in_progress")
@@ -367,7 +377,7 @@ async def edit(turn: Turn, arg: str) -> None:
                 cancellable=False,
             )
     except (RpcError, OSError) as exc:
-        await call.update(status="failed", content=[diff, text_item(f"Write failed: {exc}")])
+        await call.update(status="failed", content=[diff, text_block(f"Write failed: {exc}")])
         await turn.say(f"Writing `{name}` failed: {exc}\n")
         return
     await call.update(status="completed", raw_output={"written": len(new.encode())})
@@ -381,7 +391,7 @@ async def run(turn: Turn, arg: str) -> None:
         f"Run `{command}`", "execute", raw_input={"command": command, "cwd": cwd}
     )
     if not turn.v2 and not turn.peer.terminal:
-        await call.update(status="failed", content=[text_item(texts.NO_TERMINAL)])
+        await call.update(status="failed", content=[text_block(texts.NO_TERMINAL)])
         await turn.say(texts.NO_TERMINAL)
         return
     terminal_id = new_id("term")
@@ -394,7 +404,7 @@ async def run(turn: Turn, arg: str) -> None:
         command={"command": command, "cwd": cwd, "terminalId": terminal_id},
     )
     if choice not in ALLOWING:
-        await call.update(status="cancelled", content=[text_item("Rejected: not run.")])
+        await call.update(status="cancelled", content=[text_block("Rejected: not run.")])
         await turn.say("OK, I didn't run it.\n")
         return
     if turn.v2:
@@ -434,7 +444,7 @@ async def _run_v1(turn: Turn, call: Any, command: str) -> dict[str, Any] | None:
         )
         terminal_id = created["terminalId"]
     except (RpcError, KeyError, TypeError) as exc:
-        await call.update(status="failed", content=[text_item(f"terminal/create failed: {exc}")])
+        await call.update(status="failed", content=[text_block(f"terminal/create failed: {exc}")])
         await turn.say(f"The client could not start the command: {exc}\n")
         return None
     item = terminal_item(terminal_id, command, cwd)
@@ -453,12 +463,19 @@ async def _run_v1(turn: Turn, call: Any, command: str) -> dict[str, Any] | None:
                 await turn.client_request("terminal/kill", ids, cancellable=False)
         # …and all of it once it has exited (or been killed).
         output = await turn.client_request("terminal/output", ids, cancellable=False) or {}
-        item["output"] = output.get("output", "")
-        exit_status = output.get("exitStatus") or exit_status
+    except RpcError as exc:
+        if cancelled:  # the turn ends as cancelled, whatever the clean-up answered
+            raise Cancelled from exc
+        # The client's terminal failed: so does the tool call, not the whole prompt.
+        await call.update(status="failed", content=[text_block(f"The terminal failed: {exc}")])
+        await turn.say(f"The client's terminal failed: {exc}\n")
+        return None
     finally:
         # The agent MUST release every terminal it created, whatever happened.
         with contextlib.suppress(RpcError):
             await turn.client_request("terminal/release", ids, cancellable=False)
+    item["output"] = output.get("output", "")
+    exit_status = output.get("exitStatus") or exit_status
     item["exitCode"] = exit_status.get("exitCode")
     item["signal"] = exit_status.get("signal")
     if cancelled:
@@ -478,7 +495,7 @@ async def _run_v2(turn: Turn, call: Any, command: str, terminal_id: str) -> dict
     cwd = turn.record.cwd
     item = terminal_item(terminal_id, command, cwd)
     await call.update(status="in_progress", content=[item])
-    await turn.update(_terminal_update(item))
+    await turn.update(terminal_update(item))
     try:
         process = await asyncio.create_subprocess_shell(
             command,
@@ -491,7 +508,7 @@ async def _run_v2(turn: Turn, call: Any, command: str, terminal_id: str) -> dict
     except OSError as exc:
         item["output"] = f"cannot start: {exc}\n"
         item["exitCode"] = 127
-        await turn.update(_terminal_update(item))
+        await turn.update(terminal_update(item, output=item["output"].encode()))
         await call.update(status="failed", raw_output={"error": str(exc)})
         return item
     assert process.stdout is not None
@@ -503,21 +520,25 @@ async def _run_v2(turn: Turn, call: Any, command: str, terminal_id: str) -> dict
         code = await turn.race(process.wait())
     except Cancelled:
         await _terminate(process)
-        item["output"] = output.decode("utf-8", errors="replace")
         item["signal"] = "SIGTERM"
-        await turn.update(_terminal_update(item, exit_only=True))
+        await turn.update(terminal_update(item, exit_only=True))
         raise
-    item["output"] = output.decode("utf-8", errors="replace")
+    finally:
+        # However else the turn ends (the client gone, the agent shutting down), the command
+        # must not outlive it: in a session of its own, no signal sent to us reaches it.
+        if process.returncode is None:
+            await _terminate(process)
+        item["output"] = output.decode("utf-8", errors="replace")
     if code < 0:
         item["signal"] = signal.Signals(-code).name
     else:
         item["exitCode"] = code
     if len(output) <= 64 * 1024:
-        # A final snapshot replaces what the chunks built up: same bytes, but it shows
+        # A final snapshot replaces what the chunks built up: the same bytes, but it shows
         # clients the snapshot path (and is what a replay sends).
-        await turn.update(_terminal_update(item))
+        await turn.update(terminal_update(item, output=bytes(output)))
     else:
-        await turn.update(_terminal_update(item, exit_only=True))
+        await turn.update(terminal_update(item, exit_only=True))
     status = "completed" if code == 0 else "failed"
     await call.update(status=status, raw_output={"exitCode": item["exitCode"]})
     return item
@@ -536,17 +557,6 @@ async def _terminate(process: asyncio.subprocess.Process) -> None:
             return
         except TimeoutError:
             continue
-
-
-def _terminal_update(item: dict[str, Any], *, exit_only: bool = False) -> dict[str, Any]:
-    update: dict[str, Any] = {"sessionUpdate": "terminal_update", "terminalId": item["terminalId"]}
-    if not exit_only:
-        update |= {"command": item["command"], "cwd": item["cwd"]}
-        if item["output"]:
-            update["output"] = {"data": base64.b64encode(item["output"].encode()).decode()}
-    if item["exitCode"] is not None or item["signal"]:
-        update["exitStatus"] = {"exitCode": item["exitCode"], "signal": item["signal"]}
-    return update
 
 
 def _terminal_chunk(item: dict[str, Any], data: bytes) -> dict[str, Any]:
@@ -581,9 +591,9 @@ async def permission(turn: Turn, arg: str) -> None:
     if choice in ALLOWING:
         await call.update(status="in_progress")
         await turn.pause(0.5)
-        await call.update(status="completed", content=[text_item("Installed (not really).")])
+        await call.update(status="completed", content=[text_block("Installed (not really).")])
     else:
-        await call.update(status="cancelled", content=[text_item("Not installed.")])
+        await call.update(status="cancelled", content=[text_block("Not installed.")])
 
 
 async def switch(turn: Turn, arg: str) -> None:
@@ -699,7 +709,7 @@ async def unknown(turn: Turn, arg: str) -> None:
 
 async def default(turn: Turn, arg: str) -> None:
     record = turn.record
-    text = "\n".join(b["text"] for b in turn.prompt if b.get("type") == "text").strip()
+    text = _prompt_text(turn.prompt)
     if record.model == "demo-smart":
         await turn.think(texts.SMART_THOUGHT)
     attachments = _describe_attachments(turn.prompt)

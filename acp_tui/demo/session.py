@@ -2,14 +2,14 @@
 
 The peer remembers what `initialize` negotiated: the protocol version and which client
 capabilities were advertised (in v1, `fs/*` and `terminal/*` may only be called if they were).
-A live session owns its stored record, the turn in progress (so `session/cancel` can reach it),
-the "always allow / always reject" answers the user gave, and history replay.
+A live session owns its stored record, its turns (played one at a time, the latest one where
+`session/cancel` can reach it), the "always allow / always reject" answers the user gave, and
+history replay.
 """
 
 from __future__ import annotations
 
 import asyncio
-import base64
 import contextlib
 import dataclasses
 from pathlib import Path
@@ -45,8 +45,9 @@ class LiveSession:
         self.record = record
         self.peer = peer
         self.turn: Turn | None = None
-        self.turn_done: asyncio.Event = asyncio.Event()
-        self.turn_done.set()
+        """The latest turn, playing or waiting for the one before it to end."""
+        self.turn_lock = asyncio.Lock()
+        """Held by the turn that plays: prompts are played one at a time, in order."""
         self.always: dict[str, str] = {}
         """Remembered permission answers, per kind of action: "allow_always"/"reject_always"."""
 
@@ -108,25 +109,39 @@ class LiveSession:
             raise ValueError(f"unknown config option {config_id!r}")
         return False
 
-    async def announce_config(self, *, mode_changed: bool) -> None:
-        """Tell the client about a change it did not make itself (or keep v1's two views of
-        the mode in sync): `current_mode_update` (v1 only) and `config_option_update`."""
-        if mode_changed and not self.peer.v2:
+    async def announce_mode(self) -> None:
+        """v1 only: `current_mode_update`, which keeps v1's `modes` view in sync with the
+        `mode` config option."""
+        if not self.peer.v2:
             await self.notify(
                 {"sessionUpdate": "current_mode_update", "currentModeId": self.record.mode}
             )
+
+    async def announce_config(self, *, mode_changed: bool) -> None:
+        """Tell the client about a change it did not make itself (or keep v1's two views of
+        the mode in sync): `current_mode_update` (v1 only) and `config_option_update`."""
+        if mode_changed:
+            await self.announce_mode()
         await self.notify(
             {"sessionUpdate": "config_option_update", "configOptions": self.config_options()}
         )
 
     # -- turns --------------------------------------------------------------------------------
 
+    def start_turn(self, turn: Turn) -> None:
+        """Make `turn` the latest: the one before it is cancelled (as the SDK examples do, a
+        new prompt cancels the turn in progress), whether it plays or waits its turn."""
+        if self.turn is not None:
+            self.turn.cancel()
+        self.turn = turn
+
     async def stop_turn(self, timeout: float = 5.0) -> None:
-        """Cancel the turn in progress, if any, and wait until it has ended."""
+        """Cancel the latest turn, if any, and wait until every turn has ended."""
         if self.turn is not None:
             self.turn.cancel()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self.turn_done.wait(), timeout)
+            async with asyncio.timeout(timeout), self.turn_lock:
+                pass
 
     # -- replay -------------------------------------------------------------------------------
 
@@ -182,22 +197,9 @@ class LiveSession:
             # that shows them.
             for item in entry.get("content") or []:
                 if item["type"] == "terminal":
-                    await self.notify(terminal_snapshot(item))
+                    output = item["output"].encode()
+                    await self.notify(wire.terminal_update(item, output=output))
             update = {"sessionUpdate": "tool_call_update", "toolCallId": entry["toolCallId"]}
         else:
             update = {"sessionUpdate": "tool_call", "toolCallId": entry["toolCallId"]}
         await self.notify(update | wire.tool_fields(fields, self.peer.version, replay=True))
-
-
-def terminal_snapshot(item: dict[str, Any]) -> dict[str, Any]:
-    """A v2 `terminal_update` carrying the whole state of a finished display terminal."""
-    update: dict[str, Any] = {
-        "sessionUpdate": "terminal_update",
-        "terminalId": item["terminalId"],
-        "command": item["command"],
-        "cwd": item["cwd"],
-        "output": {"data": base64.b64encode(item["output"].encode()).decode("ascii")},
-    }
-    if item.get("exitCode") is not None or item.get("signal"):
-        update["exitStatus"] = {"exitCode": item.get("exitCode"), "signal": item.get("signal")}
-    return update

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import os
 import re
 import sys
 import uuid
@@ -19,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+
+from acp_tui.paths import data_dir
 
 SESSION_ID = re.compile(r"^[A-Za-z0-9_.-]{1,80}$")
 """What a session id may look like. Ids come from the client and name files, so anything
@@ -32,15 +33,7 @@ def now_iso() -> str:
 
 def default_data_dir() -> Path:
     """Where the demo keeps its sessions when not told otherwise."""
-    if xdg := os.environ.get("XDG_DATA_HOME"):
-        base = Path(xdg)
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path.home() / ".local" / "share"
-    return base / "acp-tui" / "demo-sessions"
+    return data_dir() / "demo-sessions"
 
 
 @dataclasses.dataclass
@@ -68,7 +61,8 @@ class SessionRecord:
 
     @classmethod
     def from_json(cls, data: bytes) -> SessionRecord:
-        raw = msgspec.json.decode(data)
+        # Not an object (`[1]`): a DecodeError, so the file is skipped like any broken one.
+        raw = msgspec.json.decode(data, type=dict[str, Any])
         names = {field.name for field in dataclasses.fields(cls)}
         return cls(**{key: value for key, value in raw.items() if key in names})
 

@@ -8,8 +8,10 @@ spelled out next to the code.
 
 from __future__ import annotations
 
-import difflib
+import base64
 from typing import Any
+
+from acp_tui.services.fs import git_style_diff
 
 # -- session configuration --------------------------------------------------------------------
 
@@ -121,13 +123,9 @@ def text_block(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
 
 
-# Tool-call content, neutral form: {"type": "text", "text"}, {"type": "diff", "operation", "path",
+# Tool-call content, neutral form: a `text_block`, {"type": "diff", "operation", "path",
 # "oldPath"?, "oldText", "newText"} and {"type": "terminal", "terminalId", "command", "cwd",
 # "output", "exitCode", "signal"} (the output is a snapshot kept for replay).
-
-
-def text_item(text: str) -> dict[str, Any]:
-    return {"type": "text", "text": text}
 
 
 def diff_item(
@@ -164,6 +162,22 @@ def tool_content(item: dict[str, Any], version: int, *, replay: bool = False) ->
             return {"type": "content", "content": text_block(terminal_transcript(item))}
         return {"type": "terminal", "terminalId": item["terminalId"]}
     return {"type": "content", "content": text_block(item["text"])}
+
+
+def terminal_update(
+    item: dict[str, Any], *, output: bytes | None = None, exit_only: bool = False
+) -> dict[str, Any]:
+    """A v2 `terminal_update` for a display terminal: its command and cwd (unless `exit_only`),
+    `output` if given (a snapshot: it replaces what the chunks built up), and the exit status
+    once known."""
+    update: dict[str, Any] = {"sessionUpdate": "terminal_update", "terminalId": item["terminalId"]}
+    if not exit_only:
+        update |= {"command": item["command"], "cwd": item["cwd"]}
+    if output is not None:
+        update["output"] = {"data": base64.b64encode(output).decode("ascii")}
+    if item.get("exitCode") is not None or item.get("signal"):
+        update["exitStatus"] = {"exitCode": item.get("exitCode"), "signal": item.get("signal")}
+    return update
 
 
 def terminal_transcript(item: dict[str, Any]) -> str:
@@ -221,20 +235,7 @@ def git_patch(
         return "\n".join(header) + "\n"
     from_name = "/dev/null" if operation == "add" else source
     to_name = "/dev/null" if operation == "delete" else path
-    lines = list(
-        difflib.unified_diff(
-            _lines(before), _lines(after), fromfile=from_name, tofile=to_name, lineterm=""
-        )
-    )
-    return "\n".join(header + lines) + "\n"
-
-
-def _lines(text: str) -> list[str]:
-    """Lines for `unified_diff`, marking a missing final newline the way git does."""
-    lines = text.split("\n")
-    if lines[-1] == "":
-        return lines[:-1]
-    return [*lines[:-1], lines[-1] + "\n\\ No newline at end of file"]
+    return "\n".join(header) + "\n" + git_style_diff(before, after, from_name, to_name)
 
 
 def fence(text: str, language: str = "") -> str:
