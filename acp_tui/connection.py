@@ -43,6 +43,9 @@ _decode_incoming = msgspec.json.Decoder(Incoming).decode
 _decode_any = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
 _result_decoders: dict[Any, msgspec.json.Decoder[Any]] = {}
+_UNREADABLE = (ValueError, RecursionError)
+"""What decoding a hostile line raises: `msgspec.DecodeError` and `UnicodeDecodeError` (bad
+UTF-8 inside a string) are both `ValueError`s; JSON nested too deeply is a `RecursionError`."""
 
 
 class Handler(Protocol):
@@ -163,6 +166,8 @@ class Connection:
             raw = await future
         finally:
             self._pending.pop(request_id, None)
+            if future.done() and not future.cancelled():
+                future.exception()  # a failed send never reads it; asyncio would complain
         if result_type is msgspec.Raw:
             return raw  # type: ignore[return-value]
         try:
@@ -185,8 +190,12 @@ class Connection:
             self._writer.write(line + b"\n")
             await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:
-            # RuntimeError: the transport was already closed under us.
-            raise ConnectionClosed(f"cannot write to the agent: {exc}") from exc
+            # RuntimeError: the transport was already closed under us. An agent that died
+            # usually fails our write before its end of stdout is read: say how it ended.
+            reason = f"cannot write to the agent: {exc}"
+            if self._explain_eof is not None:
+                reason = await self._explain_eof()
+            raise ConnectionClosed(reason) from exc
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -232,7 +241,7 @@ class Connection:
         for line in lines:
             try:
                 typed = decode(line)
-            except msgspec.DecodeError:
+            except _UNREADABLE:
                 self._receive_line(line)
                 continue
             if on_traffic is not None:
@@ -255,26 +264,33 @@ class Connection:
             return
         try:
             message = _decode_incoming(line)
-        except msgspec.DecodeError as exc:
+            # `params` and `result` stay raw, unchecked: bad UTF-8 in them would surface
+            # later, in whoever decodes them; take the line apart here instead.
+            line.decode()
+        except _UNREADABLE as exc:
             self._receive_undecodable(line, exc)
             return
         if self._transcript is not None:
             self._transcript.record("recv", line)
         self._dispatch(message, line)
 
-    def _receive_undecodable(self, line: bytes, exc: msgspec.DecodeError) -> None:
+    def _receive_undecodable(self, line: bytes, exc: Exception) -> None:
+        what = "not JSON"
         try:
             value = _decode_any(line)
-        except msgspec.DecodeError:
+        except RecursionError:
+            # Maybe valid JSON, but nested deeper than any parser here goes: unreadable.
+            value, what = UNSET, "JSON nested too deeply to read"
+        except ValueError:
             value = _repair_text(line)
             if value is not UNSET:
                 self._receive_bad_text(line, value)
                 return
         if value is UNSET:
-            reason = f"not JSON: {exc}"
+            reason = f"not JSON: {exc}" if what == "not JSON" else what
             if self._transcript is not None:
                 self._transcript.record_unparsed(line, reason)
-            self._problem(f"agent wrote a line that is not JSON: {_preview(line)}")
+            self._problem(f"agent wrote a line that is {what}: {_preview(line)}")
             if line[:1] == b"{":
                 # It meant to be a message; JSON-RPC asks for an answer. Plain log lines get none.
                 self._spawn(self._send_error(None, RpcError(PARSE_ERROR, "Parse error")))
@@ -288,6 +304,13 @@ class Connection:
         if isinstance(value, dict) and "method" in value and "id" in value:
             error = RpcError(INVALID_REQUEST, f"Invalid request: {exc}")
             self._spawn(self._send_error(request_id, error))
+        elif isinstance(value, dict) and ("result" in value or "error" in value):
+            # A malformed answer to a request we are waiting on: fail that request rather
+            # than wait for ever for an answer that already came.
+            entry = self._pending_entry(request_id)
+            if entry is not None and not entry[0].done():
+                message = f"the agent answered {entry[1]} with a malformed response: {exc}"
+                entry[0].set_exception(RpcError(INTERNAL_ERROR, message))
 
     def _receive_bad_text(self, line: bytes, value: Any) -> None:
         """JSON whose text is not valid Unicode (bad UTF-8, lone surrogates). A request gets
@@ -303,14 +326,14 @@ class Connection:
             error = RpcError(INVALID_PARAMS, f"Invalid params: the request has {reason}")
             self._spawn(self._send_error(request_id, error))
             return
-        repaired = json.dumps(value, ensure_ascii=False).encode("utf-8", "replace")
-        with contextlib.suppress(msgspec.DecodeError):
+        with contextlib.suppress(*_UNREADABLE):
+            repaired = json.dumps(value, ensure_ascii=False).encode("utf-8", "replace")
             self._dispatch(_decode_incoming(repaired), repaired)
 
     def _receive_batch(self, line: bytes) -> None:
         try:
             entries = msgspec.json.decode(line, type=list[msgspec.Raw])
-        except msgspec.DecodeError as exc:
+        except _UNREADABLE as exc:
             self._receive_undecodable(line, exc)
             return
         if self._transcript is not None:
@@ -323,7 +346,7 @@ class Connection:
             raw = bytes(entry)
             try:
                 message = _decode_incoming(raw)
-            except msgspec.DecodeError as exc:
+            except _UNREADABLE as exc:
                 self._problem(f"batch entry is not a JSON-RPC message ({exc}): {_preview(raw)}")
                 continue
             self._dispatch(message, raw)
@@ -345,10 +368,7 @@ class Connection:
                 self._spawn(self._send_error(message.id, error))
 
     def _resolve(self, message: Incoming, line: bytes) -> None:
-        request_id = message.id
-        entry = self._pending.get(request_id)  # type: ignore[arg-type]
-        if entry is None and isinstance(request_id, str) and request_id.isdigit():
-            entry = self._pending.get(int(request_id))
+        entry = self._pending_entry(message.id)  # type: ignore[arg-type]
         if entry is None or entry[0].done():
             self._problem(f"agent answered a request we never sent or had: {_preview(line)}")
             return
@@ -357,6 +377,15 @@ class Connection:
             future.set_exception(RpcError.from_object(message.error))  # type: ignore[arg-type]
         else:
             future.set_result(message.result)
+
+    def _pending_entry(
+        self, request_id: RequestId
+    ) -> tuple[asyncio.Future[msgspec.Raw], str] | None:
+        """Our request this id answers; agents that echo ids as strings are forgiven."""
+        entry = self._pending.get(request_id)
+        if entry is None and isinstance(request_id, str) and request_id.isdigit():
+            entry = self._pending.get(int(request_id))
+        return entry
 
     async def _answer(self, request_id: RequestId, method: str, params: msgspec.Raw) -> None:
         try:
@@ -402,7 +431,7 @@ def _repair_text(line: bytes) -> Any:
     """The JSON value of a line whose only fault is its text encoding, or UNSET."""
     try:
         return json.loads(line.decode("utf-8", errors="replace"))
-    except ValueError:
+    except _UNREADABLE:
         return UNSET
 
 
