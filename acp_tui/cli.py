@@ -1,29 +1,38 @@
 """`acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]`
 
-With `-p` it runs headless; without, the TUI. Without an agent command it runs the built-in
-demo agent, so a new user sees everything acp-tui does at once.
+With `-p` it runs headless; without, the TUI. The agent is the command after `--`, else the
+config file's `--agent NAME`, else its `default_agent`, else the built-in demo agent, so a new
+user sees everything acp-tui does at once. Also `acp-tui agents`, `acp-tui sessions` and
+`acp-tui export ID` (see `acp_tui.commands`).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import inspect
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from acp_tui import __version__
+from acp_tui.config import DEMO_COMMAND, ConfigError, Startup, config_path, load_config
 from acp_tui.session.controller import SUPPORTED_VERSIONS, ClientOptions
 
-DEMO_AGENT = [sys.executable, "-m", "acp_tui.demo"]
+DEMO_AGENT = DEMO_COMMAND
+SUBCOMMANDS = ("agents", "sessions", "export")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-tui",
-        usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]",
+        usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
+        "       acp-tui agents | sessions [--agent NAME] | export ID [-o FILE]",
         description="A terminal client for AI coding agents that speak the Agent Client "
-        "Protocol. Without an agent command it runs the built-in demo agent.",
+        "Protocol. Without an agent command it runs the configured default agent, or the "
+        "built-in demo agent.",
+        epilog="commands: `agents` lists the configured agents, `sessions` the sessions you "
+        "can --resume, `export ID` writes one as Markdown (each takes --help).",
     )
     parser.add_argument("--version", action="version", version=f"acp-tui {__version__}")
     parser.add_argument(
@@ -44,15 +53,27 @@ def build_parser() -> argparse.ArgumentParser:
         help="headless output: the agent's text as it streams, or one JSON object per change",
     )
     parser.add_argument(
+        "--agent", metavar="NAME", help="run the agent of this name from the config file"
+    )
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="continue a session (its id, or a prefix of it; without one: the latest with "
+        "this agent in this workspace)",
+    )
+    parser.add_argument(
         "--permission",
         choices=("ask", "allow", "reject"),
-        default="ask",
-        help="how to answer the agent's permission requests (headless has no one to ask: "
-        "ask rejects)",
+        default=None,
+        help="how to answer the agent's permission requests (default: the config's, else "
+        "ask; headless has no one to ask: ask rejects)",
     )
     parser.add_argument("--transcript", type=Path, help="record every JSON-RPC message here")
     parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")
     parser.add_argument("--mode", metavar="MODE_ID", help="switch the session to this mode")
+    parser.add_argument("--model", metavar="MODEL", help="switch the session to this model")
     parser.add_argument(
         "--protocol-version",
         type=int,
@@ -67,6 +88,33 @@ def build_parser() -> argparse.ArgumentParser:
         default=[],
         metavar="DIR",
         help="also let the agent read and write in DIR (repeatable; default: only the workspace)",
+    )
+    parser.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="give up if the agent has not answered initialize and session/new by then "
+        "(default: 30)",
+    )
+    parser.add_argument(
+        "--cancel-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="headless: how long an agent gets to confirm a cancel before it is stopped "
+        "(default: 10)",
+    )
+    parser.add_argument(
+        "--no-record", action="store_true", help="keep no local record of the conversation"
+    )
+    parser.add_argument(
+        "--config-path", action="store_true", help="print the config file's path and exit"
+    )
+    parser.add_argument(
+        "--init-config",
+        action="store_true",
+        help="write a config file with examples for common agents (if there is none) and exit",
     )
     parser.add_argument("--no-fs", action="store_true", help="do not serve fs/* to the agent")
     parser.add_argument(
@@ -85,28 +133,72 @@ def split_agent_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    ours, agent = split_agent_command(sys.argv[1:] if argv is None else argv)
+    ours, agent_command = split_agent_command(sys.argv[1:] if argv is None else argv)
+    if ours and ours[0] in SUBCOMMANDS:
+        from acp_tui import commands
+
+        return commands.run(ours[0], ours[1:], agent_command)
     args = build_parser().parse_args(ours)
+    if args.config_path:
+        print(config_path())
+        return 0
+    if args.init_config:
+        from acp_tui.commands import init_config
+
+        return init_config()
+    config = load_config()
+    for problem in config.problems:
+        print(f"acp-tui: config: {problem}", file=sys.stderr)
+    try:
+        agent = config.agent(args.agent, agent_command)
+    except ConfigError as error:
+        print(f"acp-tui: {error}", file=sys.stderr)
+        return 2
+    permission = config.permission_mode(agent, args.permission)
+    startup = Startup(
+        config,
+        agent,
+        permission,
+        resume=args.resume,
+        record=not args.no_record,
+        auth=args.auth,
+        mode=args.mode,
+        model=args.model,
+    )
     client_options = ClientOptions(
         cwd=args.cwd.resolve(),
         protocol_version=args.protocol_version,
         fs=not args.no_fs,
         terminal=not args.no_terminal,
-        allow_paths=[path.resolve() for path in args.allow_path],
+        allow_paths=[path.resolve() for path in [*args.allow_path, *config.allow_paths]],
+        mcp_servers=agent.mcp_servers,
+        env=dict(agent.env),
         transcript=args.transcript,
+        startup_timeout=args.startup_timeout,
     )
-    command = agent or DEMO_AGENT
     if args.prompts:
         from acp_tui.headless import HeadlessOptions, run_headless
 
+        client_options.terminal_auth = sys.stdin.isatty()
         options = HeadlessOptions(
             prompts=args.prompts,
             output_format=args.output_format,
-            permission=args.permission,
+            permission=permission,
             auth=args.auth,
             mode=args.mode,
+            model=args.model,
+            cancel_grace=args.cancel_grace,
+            agent=agent,
+            resume=args.resume,
+            record=not args.no_record,
         )
-        return asyncio.run(run_headless(command, client_options, options))
+        return asyncio.run(run_headless(agent.command, client_options, options))
     from acp_tui.ui.app import run_tui
 
-    return run_tui(command, client_options, permission=args.permission)
+    if "startup" in inspect.signature(run_tui).parameters:
+        client_options.terminal_auth = True
+        return run_tui(agent.command, client_options, permission=permission, startup=startup)
+    # Until the TUI takes `startup` (sessions, records, sign-in), it runs the agent as before.
+    if args.resume is not None:
+        print("acp-tui: --resume works with -p for now; starting a new session", file=sys.stderr)
+    return run_tui(agent.command, client_options, permission=permission)

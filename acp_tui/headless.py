@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import shlex
 import signal
 import sys
 from collections.abc import Callable
@@ -17,9 +18,12 @@ from typing import Any, TextIO
 
 import msgspec
 
+from acp_tui.auth import AuthFailed, AuthRequired, run_in_terminal
+from acp_tui.config import AgentConfig, AgentPolicy, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.content import block_text, text_block
-from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
+from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
+from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
 from acp_tui.session.controller import (
     AgentClient,
@@ -40,6 +44,9 @@ EXIT_CANCELLED = 130
 CANCEL_GRACE = 10.0
 """Seconds an agent gets to confirm a cancel before acp-tui stops waiting and stops it."""
 
+_TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+"""Signals that end a headless run at once, the agent shut down first."""
+
 _STOP_EXITS = {
     "end_turn": EXIT_OK,
     "cancelled": EXIT_CANCELLED,
@@ -56,6 +63,15 @@ class HeadlessOptions:
     permission: str = "ask"
     auth: str | None = None
     mode: str | None = None
+    model: str | None = None
+    cancel_grace: float = CANCEL_GRACE
+    agent: AgentConfig | None = None
+    """The configured agent being run: its name files the record and the remembered sign-in;
+    its rules, mode and model apply. None: an unnamed agent (the command line is its name)."""
+    resume: str | None = None
+    """Continue a session: its id (or a prefix), "" for the most recent one; None: a new one."""
+    record: bool = True
+    """Keep a local record of the conversation (see `acp_tui.records`)."""
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
 
@@ -171,11 +187,14 @@ class HeadlessRun:
         self.options = options
         # Nobody is there to ask: "ask" rejects, and so does a rule that says to ask.
         mode = "reject" if options.permission == "ask" else options.permission
+        self.agent = options.agent or AgentConfig(shlex.join(argv), argv, adhoc=True)
         self.policy_error: PermissionRulesError | None = None
+        self.policy: PermissionPolicy
         try:
-            self.policy = PermissionPolicy.load(mode)  # type: ignore[arg-type]
+            self.policy = load_policy(mode, self.agent)  # type: ignore[arg-type]
         except PermissionRulesError as error:
-            self.policy_error, self.policy = error, PermissionPolicy(mode)  # type: ignore[arg-type]
+            self.policy_error = error
+            self.policy = AgentPolicy(mode, agent_rules=self.agent.rules)  # type: ignore[arg-type]
         self.refuse = PermissionPolicy("reject", path=self.policy.path)
         self.workspace = client_options.cwd
         self.json = JsonPrinter(options.out) if options.output_format == "jsonl" else None
@@ -187,7 +206,11 @@ class HeadlessRun:
             on_problem=self._warn,
         )
         self.session: Session | None = None
+        self.store: RecordStore | None = None
+        self.opened: Opened | None = None
         self.interrupted = False
+        self._terminated: signal.Signals | None = None
+        self._closing = False
         self._main: asyncio.Task[Any] | None = None
         self._cancelling: asyncio.Task[None] | None = None
 
@@ -198,17 +221,32 @@ class HeadlessRun:
         loop = asyncio.get_running_loop()
         self._main = asyncio.current_task()
         loop.add_signal_handler(signal.SIGINT, self._interrupt)
+        for sig in _TERMINATING:
+            loop.add_signal_handler(sig, self._terminate, sig)
         try:
             return await self._run()
         except asyncio.CancelledError:
+            if self._terminated is not None:
+                self._warn(f"stopped by {self._terminated.name}")
+                return 128 + self._terminated
             self._warn("interrupted")
             return EXIT_CANCELLED
         except Failure as failure:
+            if self.text is not None:
+                self.text.end_turn()  # the reason goes on a line of its own
             self.options.err.write(f"acp-tui: {failure}\n")
             return failure.status
         finally:
-            loop.remove_signal_handler(signal.SIGINT)
+            # Signals stay caught until the agent (and every terminal it started) is gone:
+            # a second one must not cut the shutdown short and leave them running.
+            self._closing = True
+            if self.opened is not None:
+                self.opened.close()
             await self.client.close()
+            if self.store is not None:
+                self.store.close()
+            for sig in (signal.SIGINT, *_TERMINATING):
+                loop.remove_signal_handler(sig)
 
     async def _run(self) -> int:
         session = await self._open()
@@ -231,44 +269,57 @@ class HeadlessRun:
         return EXIT_OK
 
     async def _open(self) -> Session:
+        options, client, agent = self.options, self.client, self.agent
+        if options.record:
+            self.store = RecordStore.open(on_warning=self._warn)
+        started = False
         try:
-            await self.client.start()
-            if self.options.auth:
-                await self.client.authenticate(self.options.auth)
-            session = await self.client.new_session()
-        except (LaunchError, ProtocolMismatch) as error:
+            await client.start()
+            started = True
+            opened = self.opened = await start_conversation(
+                client,
+                self.store,
+                agent.name,
+                resume=options.resume,
+                auth=options.auth,
+                run_terminal=self._run_terminal if sys.stdin and sys.stdin.isatty() else None,
+                # The config's defaults, unless given on the command line (then strictly).
+                mode=None if options.mode else agent.mode,
+                model=None if options.model else agent.model,
+            )
+        except AuthRequired as error:
+            methods = ", ".join(f"{c.id} ({c.type_label})" for c in error.choices)
+            raise Failure(
+                f"the agent requires sign-in; pass --auth with one of: {methods or 'none listed'}"
+            ) from error
+        except (LaunchError, ProtocolMismatch, AuthFailed, NothingToResume) as error:
             raise Failure(str(error)) from error
         except RpcError as error:
-            if error.code == AUTH_REQUIRED:
-                methods = ", ".join(a.key for a in self.client.info.auth_methods) or "none listed"
-                raise Failure(
-                    f"the agent requires sign-in; pass --auth with one of: {methods}"
-                ) from error
-            raise Failure(f"could not start a session: {error.message}") from error
-        self.session = session
+            what = (
+                "open the session" if started and options.resume is not None else "start a session"
+            )
+            raise Failure(f"could not {what}: {error.message}") from error
+        session = self.session = opened.session
+        for message in [opened.notice, *opened.warnings]:
+            if message:
+                self._warn(message)
         session.listeners.append(self.json or self.text)  # type: ignore[arg-type]
-        if self.options.mode:
-            await self._set_mode(session, self.options.mode)
+        for category, value in (("mode", options.mode), ("model", options.model)):
+            if value:
+                await self._select(session, category, value)
         return session
 
-    async def _set_mode(self, session: Session, mode: str) -> None:
-        state = session.state
+    async def _run_terminal(self, argv: list[str], env: dict[str, str]) -> int:
+        self._warn(f"signing in: running {' '.join(argv)}")
+        return await asyncio.to_thread(run_in_terminal, argv, env, self.client.options.cwd)
+
+    async def _select(self, session: Session, category: str, value: str) -> None:
         try:
-            if any(m.id == mode for m in state.modes):
-                await session.set_mode(mode)
-                return
-            for option in state.config_options:
-                if option.category == "mode" and any(c.value == mode for c in option.choices()):
-                    await session.set_config_option(option, mode)
-                    return
+            await session.select(category, value)
+        except ValueError as error:
+            raise Failure(str(error)) from error
         except RpcError as error:
-            raise Failure(f"the agent refused mode {mode!r}: {error.message}") from error
-        known = [m.id for m in state.modes] or [
-            c.value for o in state.config_options if o.category == "mode" for c in o.choices()
-        ]
-        raise Failure(
-            f"unknown mode {mode!r}; the agent offers: {', '.join(map(str, known)) or 'none'}"
-        )
+            raise Failure(f"the agent refused {category} {value!r}: {error.message}") from error
 
     async def _decide_permission(self, pending: PendingPermission) -> None:
         kind = _tool_kind(pending)
@@ -292,7 +343,17 @@ class HeadlessRun:
                 f"permission for {pending.tool_call_id}: {option_id or 'cancelled'} ({reason})"
             )
 
+    def _terminate(self, sig: signal.Signals) -> None:
+        """SIGTERM or SIGHUP: stop now; `run` shuts the agent down and exits 128 + signal."""
+        if self._closing or self._terminated is not None:
+            return
+        self._terminated = sig
+        if self._main is not None:
+            self._main.cancel()
+
     def _interrupt(self) -> None:
+        if self._closing:
+            return
         session = self.session
         if self.interrupted or session is None or not session.busy:
             # A second Ctrl+C, or nothing to cancel: stop now.
@@ -302,14 +363,14 @@ class HeadlessRun:
         self.interrupted = True
         loop = asyncio.get_running_loop()
         self._cancelling = loop.create_task(session.cancel())
-        loop.call_later(CANCEL_GRACE, self._cancel_ignored, session)
+        loop.call_later(self.options.cancel_grace, self._cancel_ignored, session)
 
     def _cancel_ignored(self, session: Session) -> None:
         if session.busy:
-            session.abandon_turn(
-                f"the agent ignored the cancel for {CANCEL_GRACE:g} s; stopping it"
-            )
-            self._warn(f"the agent ignored the cancel for {CANCEL_GRACE:g} s; stopping it")
+            grace = self.options.cancel_grace
+            reason = f"the agent ignored the cancel for {grace:g} s; stopping it"
+            session.abandon_turn(reason)
+            self._warn(reason)
 
     def _warn(self, message: str) -> None:
         self.options.err.write(f"acp-tui: {message}\n")

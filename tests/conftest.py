@@ -6,6 +6,8 @@ fixture installs its agent once per machine and returns the argv that starts it.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
 from tests.support import external_agents
@@ -27,3 +29,16 @@ def python_sdk_example_agent() -> list[str]:
 def ts_sdk_example_agent() -> list[str]:
     """argv of the official TypeScript SDK's example agent (v1; tool calls and a permission)."""
     return external_agents.ts_sdk_example_agent()
+
+
+@pytest.fixture(autouse=True, scope="session")
+def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Keep every test (and every acp-tui process a test starts) out of the user's own
+    config and data: records, permission rules and demo sessions go to a temporary home."""
+    home = tmp_path_factory.mktemp("home")
+    patch = pytest.MonkeyPatch()
+    for name, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
+        (home / sub).mkdir()
+        patch.setenv(name, str(home / sub))
+    yield
+    patch.undo()

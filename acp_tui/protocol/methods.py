@@ -35,6 +35,7 @@ class FileSystemCapability(Wire):
 class ClientCapabilitiesV1(Wire):
     fs: FileSystemCapability = msgspec.field(default_factory=FileSystemCapability)
     terminal: bool = False
+    auth: dict[str, Any] | UnsetType = UNSET
     session: dict[str, Any] | UnsetType = UNSET
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
@@ -58,13 +59,22 @@ class AgentInfo(Wire):
 
 
 class AuthMethod(Wire):
-    """v1 `id`, v2 `methodId`; `type` absent means an agent-handled method."""
+    """v1 `id`, v2 `methodId`; `type` absent means an agent-handled method.
+
+    `terminal` methods carry `args` and `env` (v1 a map, v2 a list of `{name, value}`); the
+    legacy `env_var` ones `vars` and `link`. Those are read as they come (`Any`): a malformed
+    one must not fail `initialize`, so `acp_tui.auth` checks them."""
 
     name: str = ""
     id: str | UnsetType = UNSET
     method_id: str | UnsetType = UNSET
     type: str = "agent"
     description: str | None = None
+    args: Any = None
+    env: Any = None
+    vars: Any = None
+    link: Any = None
+    meta: Any = msgspec.field(default=None, name="_meta")
 
     @property
     def key(self) -> str:

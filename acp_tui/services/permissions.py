@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+from acp_tui.paths import config_dir
 from acp_tui.protocol.methods import (
     CancelledOutcome,
     PermissionRequest,
@@ -52,12 +53,6 @@ RuleDecision = Literal["allow", "reject", "ask"]
 RULES_FILE = "permissions.toml"
 
 ANY_KIND = "*"
-
-
-def config_dir() -> Path:
-    """acp-tui's config directory: `$XDG_CONFIG_HOME/acp-tui`, default `~/.config/acp-tui`."""
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "acp-tui"
 
 
 class PermissionRulesError(ValueError):

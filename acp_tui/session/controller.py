@@ -24,7 +24,13 @@ from acp_tui.connection import Connection, TypedNotifications, method_not_found
 from acp_tui.launcher import AgentProcess
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock
-from acp_tui.protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
+from acp_tui.protocol.jsonrpc import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    ConnectionClosed,
+    RpcError,
+)
 from acp_tui.protocol.updates import (
     ConfigOption,
     SessionNotification,
@@ -86,6 +92,12 @@ class ClientOptions:
     allow_paths: list[Path] = field(default_factory=list)
     """Directories outside the workspace the user lets agents read and write (`--allow-path`)."""
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    """MCP servers for `session/new`, load and resume, in v1 shape (a stdio server has no
+    `type`); those the agent cannot take are left out, with a problem reported."""
+    env: dict[str, str] = field(default_factory=dict)
+    """Environment variables laid over ours for the agent process."""
+    terminal_auth: bool = False
+    """Whether the front end can run an agent's `terminal` sign-in (see `acp_tui.auth`)."""
     transcript: Path | None = None
     startup_timeout: float = 30.0
 
@@ -110,7 +122,13 @@ class AgentInfo:
         return node
 
     def supports(self, feature: str) -> bool:
-        """`load`, `resume`, `list`, `close`, `image`, `audio`, `embedded_context`."""
+        """`load`, `resume`, `list`, `close`, `image`, `audio`, `embedded_context`,
+        `mcp_stdio`, `mcp_http`, `mcp_sse`."""
+        if feature.startswith("mcp_"):
+            kind = feature.removeprefix("mcp_")
+            if self.protocol_version >= 2:
+                return kind != "sse" and self._marker("session", "mcp", kind) is not None
+            return kind == "stdio" or self._marker("mcpCapabilities", kind) is True
         if self.protocol_version >= 2:
             session = self._marker("session")
             if feature in ("resume", "list", "close"):
@@ -207,18 +225,29 @@ class Session:
         done = self._turn_done = asyncio.get_running_loop().create_future()
         self.emit(reducer.begin_turn(self.state, content))
         request = m.PromptRequest(self.id, content)
+        call = asyncio.ensure_future(
+            self.client.request("session/prompt", request, m.PromptResponse)
+        )
         try:
-            response = await self.client.request("session/prompt", request, m.PromptResponse)
-        except RpcError:
-            if self.state.status == "cancelling":
-                # Agents whose abort surfaces as an error still mean "cancelled".
-                self._finish_turn("cancelled")
+            # The turn can end without the agent's answer (`abandon_turn`: it ignored a
+            # cancel); then the request is left to be answered or failed on its own.
+            await asyncio.wait((call, done), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not call.done():
+                call.add_done_callback(_ignore_outcome)
+        if call.done():
+            try:
+                response = call.result()
+            except RpcError:
+                if self.state.status == "cancelling":
+                    # Agents whose abort surfaces as an error still mean "cancelled".
+                    self._finish_turn("cancelled")
+                else:
+                    self._finish_turn(None)
+                    raise
             else:
-                self._finish_turn(None)
-                raise
-        else:
-            if self.version < 2:
-                self._finish_turn(response.stop_reason)
+                if self.version < 2:
+                    self._finish_turn(response.stop_reason)
         return await done
 
     def _finish_turn(self, stop_reason: str | None) -> None:
@@ -273,6 +302,24 @@ class Session:
             option.current_value = value
         self.emit(Change("config"))
 
+    async def select(self, category: str, value: str) -> None:
+        """Switch the session's `mode` or `model` (a config option category) to `value`: by
+        the config option of that category (the spec prefers those), else, for a mode, the
+        v1 modes API. Raises ValueError naming what the agent offers; RpcError if it refuses."""
+        for option in self.state.config_options:
+            if option.category == category and any(c.value == value for c in option.choices()):
+                await self.set_config_option(option, value)
+                return
+        if category == "mode" and any(mode.id == value for mode in self.state.modes):
+            await self.set_mode(value)
+            return
+        options = [o for o in self.state.config_options if o.category == category]
+        offered = [str(c.value) for o in options for c in o.choices()]
+        if category == "mode" and not offered:
+            offered = [mode.id for mode in self.state.modes]
+        listed = ", ".join(offered) or "none"
+        raise ValueError(f"unknown {category} {value!r}; the agent offers: {listed}")
+
     # -- requests from the agent --------------------------------------------------------------
 
     async def request_permission(self, request: m.PermissionRequest) -> m.PermissionResponse:
@@ -282,8 +329,12 @@ class Session:
         future: asyncio.Future[m.PermissionResponse] = asyncio.get_running_loop().create_future()
         tool_call_id = tool_call.tool_call_id if tool_call is not None else None
         pending = PendingPermission(self, request, self.state.turn, tool_call_id, future)
-        if self.state.status == "cancelling":
-            # A request after cancel is answered cancelled, never shown, never approved.
+        cancelled = self.state.status == "cancelling" or (
+            self._turn_done is None and self.state.stop_reason == "cancelled"
+        )
+        if cancelled:
+            # A request after cancel (even after the cancelled turn ended) is answered
+            # cancelled, never shown, never approved.
             pending.cancel()
         else:
             self.pending_permissions.append(pending)
@@ -385,7 +436,7 @@ class AgentClient:
     async def _spawn(self) -> None:
         self.exited.clear()
         self.process = await AgentProcess.start(
-            self.argv, self.options.cwd, on_stderr=self._on_stderr
+            self.argv, self.options.cwd, env=self.options.env, on_stderr=self._on_stderr
         )
         self.connection = Connection(
             self.process.stdout,
@@ -421,8 +472,10 @@ class AgentClient:
 
     async def _initialize(self, version: int) -> m.InitializeResponse:
         params: Any
+        terminal_auth = self.options.terminal_auth
         if version >= 2:
-            params = m.InitializeRequestV2(version, CLIENT_INFO)
+            auth = {"auth": {"terminal": {}}} if terminal_auth else {}
+            params = m.InitializeRequestV2(version, CLIENT_INFO, auth)
         else:
             capabilities = m.ClientCapabilitiesV1(
                 fs=m.FileSystemCapability(self.options.fs, self.options.fs),
@@ -431,6 +484,10 @@ class AgentClient:
             )
             if self._services_factory is None:
                 capabilities = m.ClientCapabilitiesV1(session=capabilities.session)
+            if terminal_auth:
+                # The stable capability, and the older `_meta` one some agents still read.
+                capabilities.auth = {"terminal": True}
+                capabilities.meta = {"terminal-auth": True}
             params = m.InitializeRequestV1(version, capabilities, CLIENT_INFO)
         return await self.request("initialize", params, m.InitializeResponse)
 
@@ -443,7 +500,9 @@ class AgentClient:
             title=info.title,
             protocol_version=version,
             capabilities=capabilities or {},
-            auth_methods=[a for a in response.auth_methods if a.type in ("agent", "terminal")],
+            auth_methods=[
+                a for a in response.auth_methods if a.type in ("agent", "terminal", "env_var")
+            ],
         )
 
     async def close(self) -> None:
@@ -465,41 +524,99 @@ class AgentClient:
         if self._transcript is not None:
             self._transcript.flush()
 
+    async def close_session(self, session: Session) -> None:
+        """Leave one session, the agent process running on: stop its terminals, send
+        `session/close` if the agent takes it (it also cancels the session's work), forget it."""
+        self.sessions.pop(session.id, None)
+        if session.services is not None:
+            await session.services.close()
+        if self.info.protocol_version >= 2 or self.info.supports("close"):
+            with contextlib.suppress(RpcError, TimeoutError):
+                await asyncio.wait_for(
+                    self.request("session/close", m.SessionIdParams(session.id)), 2.0
+                )
+
+    async def restart(self) -> AgentInfo:
+        """Stop the agent and start it afresh (after a sign-in outside the protocol, or with
+        new `options.env`): its sessions are gone, the new process knows none."""
+        await self.close()
+        self.sessions.clear()
+        self._orphans.clear()
+        return await self.start()
+
     # -- sessions -----------------------------------------------------------------------------
 
     async def authenticate(self, method_id: str) -> None:
         method = "auth/login" if self.info.protocol_version >= 2 else "authenticate"
         await self.request(method, m.AuthenticateRequest(method_id))
 
-    async def new_session(self) -> Session:
+    async def new_session(self, *, state: SessionState | None = None) -> Session:
+        """Start a session in the workspace. `state` (a conversation recorded earlier, to show
+        above the new one) becomes the session's state."""
         cwd = str(self.options.cwd)
+        servers = self._mcp_servers()
         if self.info.protocol_version >= 2:
-            params = m.NewSessionRequest(cwd, self.options.mcp_servers or msgspec.UNSET)
+            params = m.NewSessionRequest(cwd, servers or msgspec.UNSET)
         else:
-            params = m.NewSessionRequest(cwd, self.options.mcp_servers)
-        setup = await self.request("session/new", params, m.SessionSetup)
+            params = m.NewSessionRequest(cwd, servers)
+        try:
+            # Part of start-up: an agent that never answers must not hang acp-tui.
+            setup = await asyncio.wait_for(
+                self.request("session/new", params, m.SessionSetup), self.options.startup_timeout
+            )
+        except TimeoutError:
+            raise RpcError(
+                INTERNAL_ERROR,
+                f"the agent did not answer session/new within {self.options.startup_timeout:g} s",
+            ) from None
         if not setup.session_id:
             raise RpcError(INVALID_PARAMS, "the agent answered session/new without a sessionId")
-        session = self._register(setup.session_id)
+        session = self._register(setup.session_id, state)
         session.apply_setup(setup)
         return session
 
-    async def open_session(self, session_id: str) -> Session:
-        """Open a session the agent served before: resume it when the agent can (v2 replays
-        the history), else load it (the history is replayed as updates)."""
+    def reopen_method(self, *, replay: bool = True) -> str | None:
+        """How `open_session` reopens a session: `load` (v1, replays the history), `resume`
+        (no replay), `replay` (v2 `session/resume` with `replayFrom`), or None when the agent
+        can do neither. With `replay` False (acp-tui shows its own record), resuming is
+        preferred; else replaying."""
+        if self.info.protocol_version >= 2:
+            return "replay" if replay else "resume"
+        load, resume = self.info.supports("load"), self.info.supports("resume")
+        if replay:
+            return "load" if load else "resume" if resume else None
+        return "resume" if resume else "load" if load else None
+
+    async def open_session(
+        self, session_id: str, *, replay: bool = True, state: SessionState | None = None
+    ) -> Session:
+        """Open a session the agent served before, the way `reopen_method(replay=...)` says.
+        A replay rebuilds the history as updates; without one, `state` (acp-tui's record of
+        the conversation, if any) becomes the session's state. Raises RpcError, with
+        METHOD_NOT_FOUND when the agent cannot reopen sessions at all."""
+        how = self.reopen_method(replay=replay)
+        if how is None:
+            raise RpcError(
+                METHOD_NOT_FOUND, "the agent cannot reopen sessions (no session/load or resume)"
+            )
         cwd = str(self.options.cwd)
-        session = self._register(session_id)
-        session.state.replaying = True
+        servers = self._mcp_servers()
+        replays = how in ("load", "replay")
+        session = self._register(session_id, None if replays else state)
+        session.state.replaying = replays
         try:
-            if self.info.protocol_version >= 2:
-                params: Any = m.ResumeSessionRequest(session_id, cwd, replay_from=m.ReplayFrom())
-                setup = await self.request("session/resume", params, m.SessionSetup | None)
-            elif self.info.supports("load"):
-                params = m.LoadSessionRequest(session_id, cwd, self.options.mcp_servers)
-                setup = await self.request("session/load", params, m.SessionSetup | None)
+            params: Any
+            if how == "load":
+                params = m.LoadSessionRequest(session_id, cwd, servers)
+            elif self.info.protocol_version >= 2:
+                replay_from = m.ReplayFrom() if how == "replay" else msgspec.UNSET
+                params = m.ResumeSessionRequest(
+                    session_id, cwd, servers or msgspec.UNSET, replay_from=replay_from
+                )
             else:
-                params = m.ResumeSessionRequest(session_id, cwd, self.options.mcp_servers)
-                setup = await self.request("session/resume", params, m.SessionSetup | None)
+                params = m.ResumeSessionRequest(session_id, cwd, servers)
+            method = "session/load" if how == "load" else "session/resume"
+            setup = await self.request(method, params, m.SessionSetup | None)
         except RpcError:
             self.sessions.pop(session_id, None)
             raise
@@ -508,15 +625,41 @@ class AgentClient:
         session.apply_setup(setup)
         return session
 
-    async def list_sessions(self) -> list[m.SessionInfo]:
+    def _mcp_servers(self) -> list[dict[str, Any]]:
+        """The configured MCP servers the agent can take, shaped for its version (v2 names
+        every server's `type`); the others are left out and reported."""
+        servers = []
+        for server in self.options.mcp_servers:
+            kind = server.get("type", "stdio")
+            if not self.info.supports(f"mcp_{kind}"):
+                name = server.get("name", "?")
+                self._problem(f"MCP server {name!r} left out: the agent does not take {kind}")
+                continue
+            if self.info.protocol_version >= 2:
+                server = {**server, "type": kind}
+            servers.append(server)
+        return servers
+
+    async def list_sessions(self, *, pages: int = 20) -> list[m.SessionInfo]:
+        """The agent's sessions in the workspace (following `nextCursor`, up to `pages`)."""
         if not self.info.supports("list"):
             return []
-        params = m.ListSessionsRequest(cwd=str(self.options.cwd))
-        response = await self.request("session/list", params, m.ListSessionsResponse)
-        return response.sessions
+        sessions: list[m.SessionInfo] = []
+        cursor: str | msgspec.UnsetType = msgspec.UNSET
+        for _page in range(pages):
+            params = m.ListSessionsRequest(cwd=str(self.options.cwd), cursor=cursor)
+            response = await self.request("session/list", params, m.ListSessionsResponse)
+            sessions += response.sessions
+            if not response.next_cursor:
+                break
+            cursor = response.next_cursor
+        return sessions
 
-    def _register(self, session_id: str) -> Session:
+    def _register(self, session_id: str, state: SessionState | None = None) -> Session:
         session = Session(self, session_id)
+        if state is not None:
+            state.session_id = session_id
+            session.state = state
         if self._services_factory is not None and self.info.protocol_version < 2:
             session.services = self._services_factory(session)
         self.sessions[session_id] = session
@@ -590,6 +733,13 @@ class AgentClient:
     def _problem(self, message: str) -> None:
         if self._on_problem is not None:
             self._on_problem(message)
+
+
+def _ignore_outcome(task: asyncio.Future[Any]) -> None:
+    """Collect the outcome of a request nobody waits for any more, so that its failure (the
+    agent was stopped) is not reported as never retrieved."""
+    if not task.cancelled():
+        task.exception()
 
 
 def _decode(params: msgspec.Raw, kind: type[Any]) -> Any:

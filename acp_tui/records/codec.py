@@ -1,0 +1,188 @@
+"""Transcript items to bytes and back: msgspec JSON of the `SessionState` dataclasses.
+
+Each timeline item (message, tool call, plan, notice) and each terminal is one row; the
+session-wide fields a record needs to show the conversation again (title, turn count, usage)
+are one more blob. A message streamed as thousands of text chunks is stored with adjacent plain
+text blocks joined, which shows the same and keeps rewrites of a growing message cheap.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+from msgspec import UNSET
+
+from acp_tui.protocol.content import ContentBlock
+from acp_tui.protocol.updates import Cost
+from acp_tui.session.state import (
+    Message,
+    Notice,
+    PlanState,
+    SessionState,
+    TerminalState,
+    TimelineItem,
+    ToolCallState,
+)
+
+Item = TimelineItem | TerminalState
+
+KINDS: dict[type, str] = {
+    Message: "message",
+    ToolCallState: "tool_call",
+    PlanState: "plan",
+    Notice: "notice",
+    TerminalState: "terminal",
+}
+TYPES: dict[str, type] = {kind: cls for cls, kind in KINDS.items()}
+
+_encode = msgspec.json.Encoder().encode
+_decoders = {kind: msgspec.json.Decoder(cls) for kind, cls in TYPES.items()}
+
+
+class Meta(msgspec.Struct, rename="camel", omit_defaults=True):
+    """The session-wide part of a record."""
+
+    turn: int = 0
+    local_ids: int = 0
+    title: str | None = None
+    updated_at: str | None = None
+    usage_used: int | None = None
+    usage_size: int | None = None
+    cost: Cost | None = None
+    current_mode: str | None = None
+    stop_reason: str | None = None
+
+
+_decode_meta = msgspec.json.Decoder(Meta)
+
+
+def encode_item(item: Item, joiner: TextJoiner | None = None) -> tuple[str, bytes]:
+    """(kind, JSON) for one item. A `joiner` remembers what it joined of a growing message."""
+    kind = KINDS[item.__class__]
+    if kind == "message":
+        message: Any = item
+        blocks = joiner.blocks(message) if joiner is not None else join_text(message.content)
+        item = Message(message.id, message.role, message.turn, blocks, message.revision)
+    return kind, _encode(item)
+
+
+class TextJoiner:
+    """`join_text` for messages that grow by appends (streamed chunks): each time, only the
+    blocks added since the last time are joined on. A message whose content was replaced
+    (its `revision` changed) is joined afresh."""
+
+    def __init__(self) -> None:
+        self._done: dict[int, tuple[int, int, list[ContentBlock]]] = {}
+
+    def blocks(self, message: Message) -> list[ContentBlock]:
+        content = message.content
+        done = self._done.get(id(message))
+        if done is None or done[0] != message.revision or done[1] > len(content):
+            joined = join_text(content)
+        else:
+            joined = done[2]
+            added = join_text(content[done[1] :])
+            if added and joined and _plain_text(joined[-1]) and _plain_text(added[0]):
+                text = joined[-1].text + added.pop(0).text  # type: ignore[operator]
+                joined[-1] = ContentBlock(type="text", text=text)
+            joined += added
+        self._done[id(message)] = (message.revision, len(content), joined)
+        return joined
+
+    def forget(self, message: Any) -> None:
+        self._done.pop(id(message), None)
+
+
+def decode_item(kind: str, data: bytes) -> Item | None:
+    """The item a row holds; None for a kind or shape this version cannot read."""
+    decoder = _decoders.get(kind)
+    if decoder is None:
+        return None
+    try:
+        return decoder.decode(data)
+    except (msgspec.DecodeError, TypeError, ValueError):
+        return None
+
+
+def join_text(blocks: list[ContentBlock]) -> list[ContentBlock]:
+    """Adjacent text blocks that carry nothing but text, joined into one."""
+    joined: list[ContentBlock] = []
+    run: list[str] = []
+    for block in blocks:
+        if _plain_text(block):
+            run.append(block.text)  # type: ignore[arg-type]
+            continue
+        if run:
+            joined.append(ContentBlock(type="text", text="".join(run)))
+            run = []
+        joined.append(block)
+    if run:
+        joined.append(ContentBlock(type="text", text="".join(run)))
+    return joined
+
+
+def _plain_text(block: ContentBlock) -> bool:
+    return (
+        block.type == "text"
+        and isinstance(block.text, str)
+        and block.meta is UNSET
+        and block.annotations is UNSET
+    )
+
+
+def encode_meta(state: SessionState) -> bytes:
+    return _encode(
+        Meta(
+            state.turn,
+            state.local_ids,
+            state.title,
+            state.updated_at,
+            state.usage_used,
+            state.usage_size,
+            state.cost,
+            state.current_mode,
+            state.stop_reason,
+        )
+    )
+
+
+def restore_state(
+    session_id: str, rows: list[tuple[int, str, bytes]], meta: bytes | None
+) -> tuple[SessionState, dict[int, int]]:
+    """A `SessionState` showing a recorded conversation, from its rows in order; and the row
+    number of each restored object, by `id()`, so a recorder can go on updating those rows."""
+    state = SessionState(session_id=session_id)
+    known: dict[int, int] = {}
+    for seq, kind, data in rows:
+        item = decode_item(kind, data)
+        if item is None:
+            continue
+        known[id(item)] = seq
+        if isinstance(item, TerminalState):
+            state.terminals[item.id] = item
+            continue
+        state.timeline.append(item)
+        if isinstance(item, Message):
+            state.messages[item.id] = item
+        elif isinstance(item, ToolCallState):
+            state.tool_calls[item.id] = item
+        elif isinstance(item, PlanState):
+            state.plans[item.id] = item
+    if meta:
+        try:
+            saved = _decode_meta.decode(meta)
+        except msgspec.DecodeError:
+            saved = Meta()
+        state.turn, state.local_ids = saved.turn, saved.local_ids
+        state.title, state.updated_at = saved.title, saved.updated_at
+        state.usage_used, state.usage_size, state.cost = (
+            saved.usage_used,
+            saved.usage_size,
+            saved.cost,
+        )
+        state.current_mode, state.stop_reason = saved.current_mode, saved.stop_reason
+    # Items of turns the agent numbered past the saved count (a crash mid-turn) still count.
+    turns = [item.turn for item in state.timeline if isinstance(item, Message | ToolCallState)]
+    state.turn = max([state.turn, *turns])
+    return state, known

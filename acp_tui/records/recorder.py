@@ -1,0 +1,170 @@
+"""Keeps a conversation's record in step with its session, as it streams.
+
+A `Recorder` is one of the session's listeners. On the hot path (every chunk) it only notes
+which item changed; a timer writes the changed items `FLUSH_DELAY` seconds later, in one
+transaction, and the end of a turn writes at once. So a streaming turn costs a dict insert per
+chunk, and acp-tui killed mid-turn loses at most the last `FLUSH_DELAY` seconds. (A message of
+megabytes takes a while to rewrite: then writes are spaced so that they take at most a tenth
+of the time, and a little more may be lost.)
+
+The conversation's row is created on the first write with something worth keeping (a prompt
+sent, or a history replayed), so sessions opened and left untouched leave nothing behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from typing import TYPE_CHECKING, Any
+
+from acp_tui.records.codec import Item, TextJoiner, encode_item, encode_meta
+from acp_tui.records.store import RecordStore
+from acp_tui.session.reducer import Change
+from acp_tui.session.state import Message
+
+if TYPE_CHECKING:
+    from acp_tui.session.controller import Session
+
+FLUSH_DELAY = 0.2
+WRITING_SHARE = 0.1
+"""At most this share of the time goes to writing, however big the changed items are."""
+TITLE_LENGTH = 80
+
+
+class Recorder:
+    def __init__(
+        self,
+        store: RecordStore,
+        session: Session,
+        *,
+        agent: str,
+        command: list[str],
+        conversation: int | None = None,
+        known: dict[int, int] | None = None,
+        rewrite: bool = False,
+        delay: float = FLUSH_DELAY,
+    ) -> None:
+        """Record `session` as `conversation` (a new one if None). `known` maps the `id()` of
+        items restored from that record to their rows; every other item already in the
+        session (a replayed history) is written on the first flush, after dropping the old
+        rows when `rewrite` is set."""
+        self.store = store
+        self.session = session
+        self.agent = agent
+        self.command = command
+        self.conversation = conversation
+        self.delay = delay
+        self._pause = delay
+        self._rows: dict[int, int] = dict(known or {})
+        self._next_row = max(self._rows.values(), default=0) + 1
+        self._dirty: dict[int, Item] = {}
+        self._removed: list[int] = []
+        self._joiner = TextJoiner()
+        self._rewrite = rewrite
+        self._title: str | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._loop = asyncio.get_running_loop()
+        state = session.state
+        for item in [*state.timeline, *state.terminals.values()]:
+            if id(item) not in self._rows:
+                self._dirty[id(item)] = item
+        session.listeners.append(self)
+        if self._dirty or rewrite:
+            self.flush()
+
+    # -- the listener (hot path) ------------------------------------------------------------
+
+    def __call__(self, session: Session, change: Change) -> None:
+        item = change.item
+        if item is not None:
+            if change.kind == "plan_removed":
+                self._forget(item)
+            else:
+                self._dirty[id(item)] = item
+        if change.kind == "status" and session.state.status == "idle":
+            self.flush()
+        elif self._timer is None:
+            self._timer = self._loop.call_later(self._pause, self._on_timer)
+
+    def _forget(self, item: Any) -> None:
+        self._dirty.pop(id(item), None)
+        self._joiner.forget(item)
+        row = self._rows.pop(id(item), None)
+        if row is not None:
+            self._removed.append(row)
+
+    def _on_timer(self) -> None:
+        self._timer = None
+        self.flush()
+
+    # -- writing ------------------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Write what changed since the last flush."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        store, state = self.store, self.session.state
+        if store.failed:
+            return
+        if self.conversation is None:
+            if not self._worth_keeping():
+                return
+            self.conversation = store.create(
+                self.agent,
+                self.command,
+                str(self.session.client.options.cwd),
+                self.session.id,
+                self.session.version,
+            )
+            if self.conversation is None:
+                return
+        started = time.perf_counter()
+        rows = []
+        for key, item in self._dirty.items():
+            row = self._rows.get(key)
+            if row is None:
+                row = self._rows[key] = self._next_row
+                self._next_row += 1
+            kind, data = encode_item(item, self._joiner)
+            rows.append((row, kind, data))
+        saved = store.save(
+            self.conversation,
+            rows,
+            removed=self._removed,
+            meta=encode_meta(state),
+            title=self.title(),
+            session_id=self.session.id,
+            clear=self._rewrite,
+        )
+        if saved:
+            self._dirty.clear()
+            self._removed.clear()
+            self._rewrite = False
+        elapsed = time.perf_counter() - started
+        self._pause = max(self.delay, elapsed / WRITING_SHARE - elapsed)
+
+    def close(self) -> None:
+        """Write what is left and stop listening."""
+        self.flush()
+        if self in self.session.listeners:
+            self.session.listeners.remove(self)
+
+    def _worth_keeping(self) -> bool:
+        state = self.session.state
+        return state.turn > 0 or any(isinstance(item, Message) for item in state.timeline)
+
+    def title(self) -> str | None:
+        """The agent's title for the session, else the start of the first prompt."""
+        state = self.session.state
+        if state.title:
+            return state.title
+        if self._title is None:
+            first = next(
+                (i for i in state.timeline if isinstance(i, Message) and i.role == "user"), None
+            )
+            text = " ".join(first.text.split()) if first is not None else ""
+            if text:
+                cut = text[:TITLE_LENGTH]
+                self._title = cut + "…" if len(text) > TITLE_LENGTH else cut
+        return self._title

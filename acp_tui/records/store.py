@@ -1,0 +1,319 @@
+"""acp-tui's local record of conversations: one SQLite database in the data directory.
+
+`$XDG_DATA_HOME/acp-tui/history.sqlite3` (default `~/.local/share/acp-tui/`) holds a row per
+conversation (the agent, its command, the workspace, the agent's session id, title, times)
+and a row per transcript item, rewritten as the item changes. WAL mode: each save is one
+small transaction that survives acp-tui being killed, and several acp-tui processes can
+share the file. It also remembers which sign-in method worked for each agent.
+
+Nothing here may stop a session: a database that cannot be opened or written is reported
+once (through `on_warning`) and the store goes quiet.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from acp_tui.paths import data_dir
+
+DATABASE = "history.sqlite3"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS conversations (
+    id INTEGER PRIMARY KEY,
+    agent TEXT NOT NULL,
+    command TEXT NOT NULL,
+    workspace TEXT NOT NULL,
+    session_id TEXT NOT NULL,
+    title TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    protocol_version INTEGER NOT NULL DEFAULT 1,
+    meta BLOB
+);
+CREATE INDEX IF NOT EXISTS conversations_by_agent
+    ON conversations (agent, workspace, updated_at);
+CREATE INDEX IF NOT EXISTS conversations_by_session ON conversations (session_id);
+CREATE TABLE IF NOT EXISTS items (
+    conversation INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    data BLOB NOT NULL,
+    PRIMARY KEY (conversation, seq)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS auth_choices (
+    agent TEXT PRIMARY KEY,
+    method_id TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+"""
+
+_COLUMNS = (
+    "id, agent, command, workspace, session_id, title, created_at, updated_at, "
+    "protocol_version, meta"
+)
+
+
+def default_path() -> Path:
+    return data_dir() / DATABASE
+
+
+def now() -> str:
+    """The current time, ISO 8601 in UTC to the millisecond (sorts as text)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def parse_time(text: str | None) -> datetime | None:
+    """An ISO 8601 time (ours or an agent's `updatedAt`), as an aware datetime."""
+    if not text:
+        return None
+    try:
+        value = datetime.fromisoformat(text)
+    except ValueError:
+        return None
+    return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+
+
+@dataclass(slots=True)
+class ConversationRecord:
+    """One recorded conversation (without its items)."""
+
+    id: int
+    agent: str
+    command: list[str]
+    workspace: str
+    session_id: str
+    title: str | None
+    created_at: str
+    updated_at: str
+    protocol_version: int = 1
+    meta: bytes | None = None
+
+    @property
+    def updated(self) -> datetime | None:
+        return parse_time(self.updated_at)
+
+
+class RecordStore:
+    """The database, on one connection used from the event loop's thread."""
+
+    def __init__(
+        self, connection: sqlite3.Connection, path: Path, on_warning: Callable[[str], None]
+    ) -> None:
+        self.path = path
+        self._db = connection
+        self._warn = on_warning
+        self.failed = False
+
+    @classmethod
+    def open(
+        cls, path: Path | None = None, *, on_warning: Callable[[str], None] | None = None
+    ) -> RecordStore | None:
+        """Open (creating) the database at `path` (default: `default_path()`); None, after a
+        warning, if that is not possible."""
+        path = path or default_path()
+        warn = on_warning or (lambda _message: None)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            connection = sqlite3.connect(path, timeout=5.0, isolation_level=None)
+            connection.execute("PRAGMA journal_mode=WAL")
+            connection.execute("PRAGMA synchronous=NORMAL")
+            connection.execute("PRAGMA foreign_keys=ON")
+            version = connection.execute("PRAGMA user_version").fetchone()[0]
+            if version > SCHEMA_VERSION:
+                connection.close()
+                warn(f"{path} was written by a newer acp-tui; conversations are not recorded")
+                return None
+            connection.executescript(_SCHEMA)
+            connection.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
+        except (OSError, sqlite3.Error) as error:
+            warn(f"cannot keep a record of conversations in {path}: {error}")
+            return None
+        return cls(connection, path, warn)
+
+    def close(self) -> None:
+        if not self.failed:
+            with contextlib.suppress(sqlite3.Error):
+                self._db.close()
+        self.failed = True
+
+    def _failed(self, error: Exception) -> None:
+        if not self.failed:
+            self._warn(f"stopped recording conversations in {self.path}: {error}")
+        self.failed = True
+
+    # -- conversations ------------------------------------------------------------------------
+
+    def create(
+        self,
+        agent: str,
+        command: list[str],
+        workspace: str,
+        session_id: str,
+        protocol_version: int = 1,
+    ) -> int | None:
+        """A new conversation row; its id (None if the store failed)."""
+        if self.failed:
+            return None
+        stamp = now()
+        try:
+            cursor = self._db.execute(
+                "INSERT INTO conversations (agent, command, workspace, session_id, created_at,"
+                " updated_at, protocol_version) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (agent, json.dumps(command), workspace, session_id, stamp, stamp, protocol_version),
+            )
+        except sqlite3.Error as error:
+            self._failed(error)
+            return None
+        return cursor.lastrowid
+
+    def save(
+        self,
+        conversation: int,
+        rows: Iterable[tuple[int, str, bytes]],
+        *,
+        removed: Iterable[int] = (),
+        meta: bytes | None = None,
+        title: str | None = None,
+        session_id: str | None = None,
+        clear: bool = False,
+    ) -> bool:
+        """Write changed items (`(seq, kind, data)` rows, upserted), drop `removed` ones, and
+        update the conversation, in one transaction. `clear` first drops every item."""
+        if self.failed:
+            return False
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if clear:
+                    db.execute("DELETE FROM items WHERE conversation = ?", (conversation,))
+                db.executemany(
+                    "INSERT INTO items (conversation, seq, kind, data) VALUES (?, ?, ?, ?)"
+                    " ON CONFLICT (conversation, seq) DO UPDATE"
+                    " SET kind = excluded.kind, data = excluded.data",
+                    [(conversation, seq, kind, data) for seq, kind, data in rows],
+                )
+                db.executemany(
+                    "DELETE FROM items WHERE conversation = ? AND seq = ?",
+                    [(conversation, seq) for seq in removed],
+                )
+                db.execute(
+                    "UPDATE conversations SET updated_at = ?, meta = coalesce(?, meta),"
+                    " title = coalesce(?, title), session_id = coalesce(?, session_id)"
+                    " WHERE id = ?",
+                    (now(), meta, title, session_id, conversation),
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except sqlite3.Error as error:
+            self._failed(error)
+            return False
+        return True
+
+    def get(self, conversation: int) -> ConversationRecord | None:
+        rows = self._select("WHERE id = ?", (conversation,))
+        return rows[0] if rows else None
+
+    def conversations(
+        self, *, agent: str | None = None, workspace: str | None = None, limit: int = 500
+    ) -> list[ConversationRecord]:
+        """Recorded conversations, the most recently updated first."""
+        where, params = [], []
+        if agent is not None:
+            where.append("agent = ?")
+            params.append(agent)
+        if workspace is not None:
+            where.append("workspace = ?")
+            params.append(workspace)
+        clause = f"WHERE {' AND '.join(where)}" if where else ""
+        return self._select(f"{clause} ORDER BY updated_at DESC, id DESC LIMIT ?", (*params, limit))
+
+    def find(
+        self, session_id: str, *, agent: str | None = None, workspace: str | None = None
+    ) -> ConversationRecord | None:
+        """The latest conversation with this agent session id (or, failing that, the one
+        whose id starts with it, if only one does), among those of `agent` in `workspace`
+        when given."""
+        candidates = self.conversations(agent=agent, workspace=workspace, limit=100_000)
+        exact = [c for c in candidates if c.session_id == session_id]
+        if exact:
+            return exact[0]
+        prefixed = {c.session_id: c for c in candidates if c.session_id.startswith(session_id)}
+        if len(prefixed) == 1:
+            return next(iter(prefixed.values()))
+        return None
+
+    def items(self, conversation: int) -> list[tuple[int, str, bytes]]:
+        if self.failed:
+            return []
+        try:
+            return self._db.execute(
+                "SELECT seq, kind, data FROM items WHERE conversation = ? ORDER BY seq",
+                (conversation,),
+            ).fetchall()
+        except sqlite3.Error as error:
+            self._failed(error)
+            return []
+
+    def delete(self, conversation: int) -> None:
+        if self.failed:
+            return
+        try:
+            self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
+        except sqlite3.Error as error:
+            self._failed(error)
+
+    def _select(self, clause: str, params: tuple[object, ...]) -> list[ConversationRecord]:
+        if self.failed:
+            return []
+        try:
+            rows = self._db.execute(
+                f"SELECT {_COLUMNS} FROM conversations {clause}", params
+            ).fetchall()
+        except sqlite3.Error as error:
+            self._failed(error)
+            return []
+        return [
+            ConversationRecord(
+                row[0], row[1], json.loads(row[2]), row[3], row[4], *row[5:9], row[9]
+            )
+            for row in rows
+        ]
+
+    # -- sign-in choices ----------------------------------------------------------------------
+
+    def remembered_auth(self, agent: str) -> str | None:
+        """The sign-in method that last worked for this agent."""
+        if self.failed:
+            return None
+        try:
+            row = self._db.execute(
+                "SELECT method_id FROM auth_choices WHERE agent = ?", (agent,)
+            ).fetchone()
+        except sqlite3.Error as error:
+            self._failed(error)
+            return None
+        return row[0] if row else None
+
+    def remember_auth(self, agent: str, method_id: str) -> None:
+        if self.failed:
+            return
+        try:
+            self._db.execute(
+                "INSERT INTO auth_choices (agent, method_id, updated_at) VALUES (?, ?, ?)"
+                " ON CONFLICT (agent) DO UPDATE"
+                " SET method_id = excluded.method_id, updated_at = excluded.updated_at",
+                (agent, method_id, now()),
+            )
+        except sqlite3.Error as error:
+            self._failed(error)

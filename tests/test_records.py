@@ -1,0 +1,302 @@
+"""The local record of conversations: written as they stream, read back, exported; and it
+survives acp-tui being killed mid-turn."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import msgspec
+import pytest
+
+from acp_tui.export import export_path, record_markdown, session_markdown
+from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, text_block
+from acp_tui.protocol.updates import (
+    AgentMessageChunk,
+    AgentThoughtChunk,
+    Plan,
+    PlanContent,
+    PlanEntry,
+    PlanRemoved,
+    PlanUpdate,
+    SessionInfoUpdate,
+    ToolCall,
+    ToolCallUpdate,
+)
+from acp_tui.records import Recorder, RecordStore, recorded_state
+from acp_tui.records.codec import encode_item, restore_state
+from acp_tui.session import reducer
+from acp_tui.session.controller import AgentInfo, ClientOptions, Session
+
+ACP_TUI = [sys.executable, "-m", "acp_tui"]
+
+
+def open_store(tmp_path: Path) -> RecordStore:
+    store = RecordStore.open(tmp_path / "history.sqlite3")
+    assert store is not None
+    return store
+
+
+def fake_session(tmp_path: Path, session_id: str = "s1") -> Session:
+    client: Any = SimpleNamespace(info=AgentInfo(), options=ClientOptions(cwd=tmp_path))
+    return Session(client, session_id)
+
+
+def chunk(text: str) -> AgentMessageChunk:
+    return AgentMessageChunk(content=text_block(text))
+
+
+def play_a_turn(session: Session) -> None:
+    """A turn with one of everything, as the agent would report it."""
+    session.emit(reducer.begin_turn(session.state, [text_block("please fix the bug")]))
+    session.apply(AgentThoughtChunk(content=text_block("Looking at it.")))
+    session.apply(Plan(entries=[PlanEntry("Read the code"), PlanEntry("Fix it", "high")]))
+    session.apply(
+        ToolCall(
+            tool_call_id="t1",
+            title="Edit main.py",
+            kind="edit",
+            status="in_progress",
+            locations=[ToolCallLocation("/w/main.py", line=3)],
+            content=[
+                ToolCallContent("diff", path="/w/main.py", old_text="a = 1\n", new_text="a = 2\n"),
+                ToolCallContent("terminal", terminal_id="term1"),
+            ],
+        )
+    )
+    session.terminal_output("term1", b"\x1b[32mok\x1b[0m\n")
+    session.terminal_exited("term1", 0, None)
+    session.apply(ToolCallUpdate(tool_call_id="t1", status="completed"))
+    for word in ("Fixed ", "it: ", "```py\na = 2\n```"):
+        session.apply(chunk(word))
+    session.notice("warning", "Something to know", "the details")
+
+
+async def test_the_recorder_coalesces_writes_and_flushes_at_turn_end(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    saves: list[int] = []
+    save = store.save
+
+    def counting_save(conversation: int, rows: Any, **kwargs: Any) -> bool:
+        rows = list(rows)
+        saves.append(len(rows))
+        return save(conversation, rows, **kwargs)
+
+    store.save = counting_save  # type: ignore[method-assign]
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"], delay=0.05)
+    assert recorder.conversation is None  # nothing worth keeping yet
+    session.emit(reducer.begin_turn(session.state, [text_block("count to 2000")]))
+    for number in range(2000):
+        session.apply(chunk(f"{number} "))
+    assert saves == []  # the hot path only notes what changed
+    await asyncio.sleep(0.15)
+    assert saves == [2]  # one transaction: the prompt and the message
+    session.apply(chunk("done"))
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    assert saves == [2, 1]  # the turn's end is written at once
+    [record] = store.conversations()
+    assert (record.agent, record.session_id, record.title) == ("demo", "s1", "count to 2000")
+    assert record.workspace == str(tmp_path)
+    state = recorded_state(store, record)
+    assert state.timeline[1].text == "".join(f"{n} " for n in range(2000)) + "done"
+    # 2001 chunks, stored as one block.
+    assert len(state.timeline[1].content) == 1
+
+
+async def test_a_record_restores_to_the_same_state_and_goes_on_from_there(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    play_a_turn(session)
+    session.apply(PlanUpdate(plan=PlanContent(type="markdown", plan_id="p2", content="# Later")))
+    session.apply(PlanRemoved(plan_id="p2"))
+    session.apply(SessionInfoUpdate(title="Fix the bug"))
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    recorder.close()
+    [record] = store.conversations()
+    assert record.title == "Fix the bug"
+    rows = store.items(record.id)
+    state, known = restore_state("s1", rows, record.meta)
+    original = session.state
+    assert [encode_item(i) for i in state.timeline] == [encode_item(i) for i in original.timeline]
+    assert bytes(state.terminals["term1"].output) == b"\x1b[32mok\x1b[0m\n"
+    assert (state.turn, state.title, state.local_ids) == (1, "Fix the bug", original.local_ids)
+    assert set(state.messages) == set(original.messages)
+    assert set(state.tool_calls) == {"t1"} and set(state.plans) == {""}
+    # A session opened on that state is recorded on: changed items rewrite their rows.
+    reopened = fake_session(tmp_path)
+    reopened.state = state
+    Recorder(store, reopened, agent="demo", command=["demo"], conversation=record.id, known=known)
+    reopened.emit(reducer.begin_turn(reopened.state, [text_block("and the tests")]))
+    reopened.apply(ToolCallUpdate(tool_call_id="t1", title="Edit main.py again"))
+    reopened.emit(reducer.end_turn(reopened.state, "end_turn"))
+    assert len(store.items(record.id)) == len(rows) + 1
+    again, _ = restore_state("s1", store.items(record.id), store.get(record.id).meta)
+    assert again.tool_calls["t1"].title == "Edit main.py again"
+    assert again.timeline[-1].text == "and the tests" and again.turn == 2
+
+
+def test_markdown_export(tmp_path: Path) -> None:
+    session = fake_session(tmp_path, "sess_1")
+    play_a_turn(session)
+    text = session_markdown(session.state, agent="demo", workspace="/w")
+    assert text.startswith("# please fix the bug\n\n- Agent: demo\n- Workspace: `/w`\n")
+    assert (
+        "## You\n\nplease fix the bug\n\n## Agent\n\n> **Thinking**\n>\n> Looking at it.\n" in text
+    )
+    assert "**Plan**\n\n- [ ] Read the code\n- [ ] Fix it\n" in text
+    assert "**Tool call: Edit main.py** (edit, completed)\n\n- `/w/main.py:3`\n" in text
+    assert "```diff\n--- a//w/main.py\n+++ b//w/main.py\n@@ -1 +1 @@\n-a = 1\n+a = 2\n```" in text
+    assert "```console\nok\n(exit status 0)\n```" in text  # escapes dropped
+    assert "Fixed it: ````py" not in text and "Fixed it: ```py\na = 2\n```" in text
+    assert "> **warning: Something to know**\n>\n> the details\n" in text
+    assert export_path(tmp_path, "Fix: the bug!", "sess/1").name == "fix-the-bug-sess-1.md"
+
+
+async def test_a_recorded_conversation_exports_from_the_command_line(tmp_path: Path) -> None:
+    store = RecordStore.open(tmp_path / "data" / "acp-tui" / "history.sqlite3")
+    assert store is not None
+    session = fake_session(tmp_path, "sess_abc123")
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    play_a_turn(session)
+    recorder.close()
+    [record] = store.conversations()
+    expected = record_markdown(store, record)
+    env = {**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")}
+    out = tmp_path / "out.md"
+    result = subprocess.run(
+        [*ACP_TUI, "export", "sess_abc", "-o", str(out)], env=env, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert out.read_text() == expected
+    stdout = subprocess.run([*ACP_TUI, "export", "sess_abc123"], env=env, capture_output=True)
+    assert stdout.stdout.decode() == expected
+    missing = subprocess.run([*ACP_TUI, "export", "nope"], env=env, capture_output=True, text=True)
+    assert missing.returncode == 1 and "no recorded session 'nope'" in missing.stderr
+
+
+def test_an_unusable_data_dir_is_a_warning_and_the_session_goes_on(tmp_path: Path) -> None:
+    blocker = tmp_path / "data"
+    blocker.write_text("a file where the data directory should be")
+    warnings: list[str] = []
+    assert RecordStore.open(blocker / "acp-tui" / "h.sqlite3", on_warning=warnings.append) is None
+    assert len(warnings) == 1 and "cannot keep a record of conversations" in warnings[0]
+    env = {**os.environ, "XDG_DATA_HOME": str(blocker), "ACP_TUI_DEMO_SPEED": "0"}
+    result = subprocess.run(
+        [*ACP_TUI, "--cwd", str(tmp_path), "-p", "still here?", "--", *demo(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    assert "still here?" in result.stdout
+    assert "acp-tui: cannot keep a record of conversations in" in result.stderr
+
+
+def test_a_store_that_fails_mid_session_goes_quiet(tmp_path: Path) -> None:
+    warnings: list[str] = []
+    store = RecordStore.open(tmp_path / "h.sqlite3", on_warning=warnings.append)
+    assert store is not None
+    conversation = store.create("a", ["a"], "/w", "s")
+    assert conversation is not None
+    store._db.close()  # as if the disk went away
+    assert not store.save(conversation, [(1, "notice", b"{}")])
+    assert not store.save(conversation, [(1, "notice", b"{}")])
+    assert store.failed and len(warnings) == 1 and "stopped recording" in warnings[0]
+
+
+def demo(tmp_path: Path) -> list[str]:
+    return [sys.executable, "-m", "acp_tui.demo", "--data-dir", str(tmp_path / "demo")]
+
+
+def test_the_record_survives_kill_9_mid_turn(tmp_path: Path) -> None:
+    """acp-tui streams a long answer, is killed with SIGKILL, and the record holds all that
+    was shown up to a fraction of a second before; `--resume` then continues from it."""
+    env = {
+        **os.environ,
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ACP_TUI_DEMO_SPEED": "1",
+    }
+    workspace = tmp_path / "w"
+    workspace.mkdir()
+    process = subprocess.Popen(
+        [*ACP_TUI, "--cwd", str(workspace), "-p", "long 100000", "--", *demo(tmp_path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stdout is not None
+    os.set_blocking(process.stdout.fileno(), False)
+    shown = b""
+    deadline = time.monotonic() + 30
+    while len(shown) < 3000 and time.monotonic() < deadline:
+        shown += process.stdout.read() or b""
+        time.sleep(0.01)
+    assert len(shown) >= 3000, process.stderr.read() if process.stderr else b""
+    time.sleep(0.5)  # well past the recorder's flush delay
+    shown_later = shown + (process.stdout.read() or b"")
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    shown_before_kill = shown.decode()
+    rate = (len(shown_later) - len(shown)) / 0.5  # bytes a second
+    database = tmp_path / "data" / "acp-tui" / "history.sqlite3"
+    with sqlite3.connect(database) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    store = RecordStore.open(database)
+    assert store is not None
+    [record] = store.conversations()
+    state = recorded_state(store, record)
+    user, *answer = state.timeline
+    assert user.text == "long 100000"
+    recorded = "".join(message.text for message in answer)
+    # The printer separates messages with blank lines: compare without whitespace.
+    assert "".join(recorded.split()).startswith("".join(shown_before_kill.split()))
+    # At most half a second of the answer is lost (the recorder writes every 0.2 s).
+    assert len(recorded) >= len(shown_later) - rate * 0.5
+    store.close()
+
+    env["ACP_TUI_DEMO_SPEED"] = "0"
+    resumed = subprocess.run(
+        [*ACP_TUI, "--cwd", str(workspace), "--resume", "-p", "hello again", "--", *demo(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    assert "hello again" in resumed.stdout
+    store = RecordStore.open(database)
+    assert store is not None
+    [record] = store.conversations()
+    texts = [item.text for item in recorded_state(store, record).timeline if hasattr(item, "text")]
+    assert texts[0] == "long 100000" and "hello again" in texts
+
+
+def test_records_decode_leniently(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    conversation = store.create("a", ["a"], "/w", "s")
+    assert conversation is not None
+    good = encode_item(reducer.add_notice(reducer.s.SessionState(), "info", "kept").item)
+    store.save(conversation, [(1, "notice", b"{broken"), (2, "future_kind", b"{}"), (3, *good)])
+    state = recorded_state(store, store.get(conversation))
+    assert [item.title for item in state.timeline] == ["kept"]
+    assert msgspec.json.decode(good[1])["title"] == "kept"
+
+
+@pytest.mark.parametrize("block", [ContentBlock(type="image", data="AAAA", mime_type="image/png")])
+def test_non_text_blocks_are_kept_as_they_are(block: ContentBlock) -> None:
+    from acp_tui.records.codec import join_text
+
+    blocks = [text_block("a"), text_block("b"), block, text_block("c")]
+    assert join_text(blocks) == [text_block("ab"), block, text_block("c")]
