@@ -39,6 +39,10 @@ READ_SIZE = 1 << 18
 """Bytes asked of the pipe per read: large enough that a burst of small updates is framed in
 bulk, small enough to keep latency low."""
 
+MAX_LINE_BYTES = 256 * 1024 * 1024
+"""A line longer than this is dropped (and reported), not kept: far beyond any real diff,
+short of what would exhaust memory."""
+
 _decode_incoming = msgspec.json.Decoder(Incoming).decode
 _decode_any = msgspec.json.Decoder().decode
 _encode = msgspec.json.Encoder().encode
@@ -195,27 +199,35 @@ class Connection:
             reason = f"cannot write to the agent: {exc}"
             if self._explain_eof is not None:
                 reason = await self._explain_eof()
-            raise ConnectionClosed(reason) from exc
+            closed = ConnectionClosed(reason)
+            self._close(closed)
+            raise closed from exc
 
     # -- receiving ----------------------------------------------------------------------------
 
     async def run(self) -> None:
         """Read and dispatch until the peer closes its end; then fail what is still pending."""
         partial: list[bytes] = []
+        partial_size = 0
+        dropping = False  # the rest of an oversized line is skipped up to its newline
         try:
             while chunk := await self._reader.read(READ_SIZE):
                 lines = chunk.split(b"\n")
-                if partial:
+                if partial or dropping:
                     # A long line arrives in pieces: join once, when its end is seen.
                     if len(lines) == 1:
                         partial.append(chunk)
+                        partial_size += len(chunk)
+                        if partial_size > MAX_LINE_BYTES:
+                            if not dropping:
+                                self._problem(f"dropped a line of over {MAX_LINE_BYTES:,} bytes")
+                            partial, partial_size, dropping = [], 0, True
                         continue
-                    partial.append(lines[0])
-                    lines[0] = b"".join(partial)
-                    partial = []
+                    lines[0] = b"" if dropping else b"".join([*partial, lines[0]])
+                    partial, dropping = [], False
                 last = lines.pop()
                 if last:
-                    partial.append(last)
+                    partial, partial_size = [last], len(last)
                 self._receive_lines(lines)
                 if self._transcript is not None:
                     self._transcript.flush()
@@ -292,7 +304,8 @@ class Connection:
                 self._transcript.record_unparsed(line, reason)
             self._problem(f"agent wrote a line that is {what}: {_preview(line)}")
             if line[:1] == b"{":
-                # It meant to be a message; JSON-RPC asks for an answer. Plain log lines get none.
+                # It meant to be a message; JSON-RPC asks for an answer. Plain log lines get
+                # none, and "[INFO] ..." is far likelier a log line than a broken batch.
                 self._spawn(self._send_error(None, RpcError(PARSE_ERROR, "Parse error")))
             return
         if self._transcript is not None:
@@ -348,6 +361,8 @@ class Connection:
                 message = _decode_incoming(raw)
             except _UNREADABLE as exc:
                 self._problem(f"batch entry is not a JSON-RPC message ({exc}): {_preview(raw)}")
+                error = RpcError(INVALID_REQUEST, f"Invalid request: {exc}")
+                self._spawn(self._send_error(None, error))
                 continue
             self._dispatch(message, raw)
 
@@ -363,9 +378,12 @@ class Connection:
             self._resolve(message, line)
         else:
             self._problem(f"agent sent an object that is not a JSON-RPC message: {_preview(line)}")
-            if message.id is not UNSET and message.id is not None:
-                error = RpcError(INVALID_REQUEST, "Invalid request")
-                self._spawn(self._send_error(message.id, error))
+            entry = self._pending_entry(message.id) if message.id is not UNSET else None  # type: ignore[arg-type]
+            if entry is not None and not entry[0].done():
+                # An answer with neither result nor error: fail the request it answers, so
+                # nothing waits for ever. (Answering it would put our error in their id space.)
+                error = RpcError(INTERNAL_ERROR, f"the agent answered {entry[1]} with nothing")
+                entry[0].set_exception(error)
 
     def _resolve(self, message: Incoming, line: bytes) -> None:
         entry = self._pending_entry(message.id)  # type: ignore[arg-type]
@@ -397,8 +415,14 @@ class Connection:
             self._problem(f"failed to answer {method}: {exc!r}")
             await self._send_error(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
             return
+        try:
+            line = _encode(_Result("2.0", request_id, result))
+        except (TypeError, ValueError) as exc:
+            self._problem(f"cannot encode the answer to {method}: {exc!r}")
+            await self._send_error(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
+            return
         with contextlib.suppress(ConnectionClosed):
-            await self._send(_encode(_Result("2.0", request_id, result)))
+            await self._send(line)
 
     async def _send_error(self, request_id: RequestId, error: RpcError) -> None:
         with contextlib.suppress(ConnectionClosed):

@@ -322,7 +322,7 @@ class HeadlessRun:
             raise Failure(f"the agent refused {category} {value!r}: {error.message}") from error
 
     async def _decide_permission(self, pending: PendingPermission) -> None:
-        kind = _tool_kind(pending)
+        kind = pending.tool_call.kind if pending.tool_call is not None else None
         decision = self.policy.decide(pending.request, kind, workspace=self.workspace)
         if decision.ask:
             refusal = self.refuse.decide(pending.request, kind)
@@ -375,11 +375,6 @@ class HeadlessRun:
     def _warn(self, message: str) -> None:
         self.options.err.write(f"acp-tui: {message}\n")
         self.options.err.flush()
-
-
-def _tool_kind(pending: PendingPermission) -> str | None:
-    call = pending.session.state.tool_calls.get(pending.tool_call_id or "")
-    return call.kind if call is not None else None
 
 
 async def run_headless(

@@ -210,3 +210,32 @@ async def test_text_that_is_not_unicode_gets_an_answer_with_its_id(tmp_path: Pat
     assert "not valid UTF-8" in received[0]["error"]["message"]
     ((_, params),) = peer.recorder.notifications
     assert params["update"]["content"]["text"] == "caf?"
+
+
+async def test_an_answer_with_neither_result_nor_error_fails_the_request(tmp_path: Path) -> None:
+    async with Peer(tmp_path, {"on": {"ask": ['{"jsonrpc":"2.0","id":$ID}']}}) as peer:
+        with pytest.raises(RpcError, match="answered ask with nothing"):
+            await asyncio.wait_for(peer.connection.request("ask", {}), 10)
+        assert [m.get("method") for m in peer.received()] == ["ask"]
+
+
+async def test_bad_batches_are_answered(tmp_path: Path) -> None:
+    script = {"start": ["[INFO] not a batch", '[{"jsonrpc":"2.0","method":7}]', "[]"]}
+    async with Peer(tmp_path, script) as peer:
+        await wait_for(lambda: len(peer.received()) == 2)
+        await asyncio.sleep(0.1)
+        received = peer.received()
+    codes = sorted(m["error"]["code"] for m in received)
+    assert codes == [-32600, -32600] and all(m["id"] is None for m in received)
+
+
+async def test_a_line_over_the_cap_is_dropped_and_the_stream_goes_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("acp_tui.connection.MAX_LINE_BYTES", 1024 * 1024)
+    huge = notification("y" * (3 * 1024 * 1024))
+    async with Peer(tmp_path, {"start": [huge, notification("after")]}) as peer:
+        await wait_for(lambda: peer.recorder.notifications)
+    texts = [p["update"]["content"]["text"] for _, p in peer.recorder.notifications]
+    assert texts == ["after"]
+    assert any("dropped a line of over 1,048,576 bytes" in p for p in peer.recorder.problems)

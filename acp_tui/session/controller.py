@@ -43,12 +43,13 @@ from acp_tui.services.terminals import TerminalService
 from acp_tui.services.workspace import Workspace
 from acp_tui.session import reducer
 from acp_tui.session.reducer import Change
-from acp_tui.session.state import Mode, SessionState
+from acp_tui.session.state import Mode, SessionState, ToolCallState
 from acp_tui.transcript import Transcript
 
 SUPPORTED_VERSIONS = (1, 2)
 CLIENT_INFO = m.Implementation(name="acp-tui", title="acp-tui", version=__version__)
 _ORPHAN_LIMIT = 1000
+_ORPHAN_SESSIONS = 16
 """Updates kept for a session id we do not know yet (agents may send them before answering
 `session/new`); beyond this they are reported and dropped."""
 
@@ -63,13 +64,18 @@ class PendingPermission:
 
     session: Session
     request: m.PermissionRequest
-    turn: int
     tool_call_id: str | None
     future: asyncio.Future[m.PermissionResponse] = field(repr=False)
 
     @property
     def done(self) -> bool:
         return self.future.done()
+
+    @property
+    def tool_call(self) -> ToolCallState | None:
+        """The tool call asked about, as the session knows it (a v1 request often repeats
+        only its id)."""
+        return self.session.state.tool_calls.get(self.tool_call_id or "")
 
     def answer(self, response: m.PermissionResponse) -> None:
         """Answer once; an answer after the turn moved on (cancelled) is ignored."""
@@ -324,22 +330,23 @@ class Session:
 
     async def request_permission(self, request: m.PermissionRequest) -> m.PermissionResponse:
         tool_call = request.tool_call_update
-        if tool_call is not None:
-            self.emit(reducer.patch_tool_call(self.state, tool_call))
         future: asyncio.Future[m.PermissionResponse] = asyncio.get_running_loop().create_future()
         tool_call_id = tool_call.tool_call_id if tool_call is not None else None
-        pending = PendingPermission(self, request, self.state.turn, tool_call_id, future)
+        pending = PendingPermission(self, request, tool_call_id, future)
         cancelled = self.state.status == "cancelling" or (
             self._turn_done is None and self.state.stop_reason == "cancelled"
         )
         if cancelled:
             # A request after cancel (even after the cancelled turn ended) is answered
-            # cancelled, never shown, never approved.
+            # cancelled, never shown, never approved; nor may it revive a cancelled call.
             pending.cancel()
         else:
+            if tool_call is not None:
+                self.emit(reducer.patch_tool_call(self.state, tool_call))
             self.pending_permissions.append(pending)
-            await self.client.decide_permission(pending)
         try:
+            if not cancelled:
+                await self.client.decide_permission(pending)
             return await future
         finally:
             with contextlib.suppress(ValueError):
@@ -716,6 +723,9 @@ class AgentClient:
         session = self.sessions.get(session_id)
         if session is not None:
             session.apply(update)
+            return
+        if session_id not in self._orphans and len(self._orphans) >= _ORPHAN_SESSIONS:
+            self._problem(f"dropped an update for unknown session {session_id!r}")
             return
         orphans = self._orphans.setdefault(session_id, [])
         if len(orphans) < _ORPHAN_LIMIT:

@@ -282,7 +282,9 @@ def _terminal(state: s.SessionState, update: TerminalUpdate) -> Change:
     if update.cwd is not UNSET:
         terminal.cwd = update.cwd
     if update.output is not UNSET:
-        terminal.output = bytearray(_b64(update.output.data) if update.output else b"")
+        terminal.output = bytearray()
+        if update.output:
+            _keep_output(terminal, _b64(update.output.data))
     if update.exit_status is not UNSET:
         status = update.exit_status
         terminal.exited = status is not None
@@ -296,7 +298,7 @@ def _terminal(state: s.SessionState, update: TerminalUpdate) -> Change:
 def _terminal_chunk(state: s.SessionState, update: TerminalOutputChunk) -> Change:
     terminal = terminal_for(state, update.terminal_id)
     data = _b64(update.data)
-    terminal.output += data
+    _keep_output(terminal, data)
     return Change("terminal", terminal, data)
 
 
@@ -307,11 +309,16 @@ TERMINAL_KEEP_BYTES = 1 << 20
 def terminal_output(state: s.SessionState, terminal_id: str, data: bytes) -> Change:
     """Output of a terminal acp-tui runs for the agent (v1 `terminal/create`)."""
     terminal = terminal_for(state, terminal_id)
+    _keep_output(terminal, data)
+    return Change("terminal", terminal, data)
+
+
+def _keep_output(terminal: s.TerminalState, data: bytes) -> None:
+    """Append output, keeping only the newest `TERMINAL_KEEP_BYTES` of it."""
     terminal.output += data
     if len(terminal.output) > TERMINAL_KEEP_BYTES:
         del terminal.output[: len(terminal.output) - TERMINAL_KEEP_BYTES]
         terminal.truncated = True
-    return Change("terminal", terminal, data)
 
 
 def terminal_exited(
