@@ -1,0 +1,382 @@
+"""The Textual app: starts the agent after the first frame, owns its lifecycle, answers its
+permission requests through the user (or the `--permission` policy), and shuts it down.
+
+`run_tui` is what `acp-tui` runs when no `-p` prompt is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import gc
+import time
+from collections.abc import Iterable
+from pathlib import Path
+from typing import ClassVar
+
+from textual import events, work
+from textual.app import App, SystemCommand
+from textual.binding import Binding, BindingType
+from textual.screen import Screen
+
+from acp_tui.auth import AuthFailed, AuthRequired, run_in_terminal
+from acp_tui.config import AgentPolicy, Startup, load_policy
+from acp_tui.launcher import LaunchError
+from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
+from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
+from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
+from acp_tui.session.controller import (
+    AgentClient,
+    ClientOptions,
+    PendingPermission,
+    ProtocolMismatch,
+    Session,
+)
+from acp_tui.ui.chat_screen import ChatScreen
+from acp_tui.ui.commands import app_commands
+from acp_tui.ui.history import PromptHistory, history_path
+from acp_tui.ui.render.markdown import warm_up
+from acp_tui.ui.widgets.inspector import Inspector
+
+HERE = Path(__file__).parent
+IDLE_BEFORE_FULL_COLLECTION = 2.0
+"""Seconds without a key press (and no turn running) before a full collection may run."""
+FULL_COLLECTION_EVERY = 30.0
+NEVER = 1_000_000_000
+"""A full-collection threshold Python never reaches: those run when the user is idle."""
+
+
+class AcpApp(App[int]):
+    """acp-tui, full screen, on one agent."""
+
+    # The chat screen's styles are beside it, loaded here: Textual 8 does not load a default
+    # screen's own CSS_PATH.
+    # Absolute, so that a subclass elsewhere (a test, a benchmark) finds them too.
+    CSS_PATH: ClassVar[list[str | Path]] = [HERE / "app.tcss", HERE / "chat_screen.tcss"]
+    TITLE = "acp-tui"
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        # Two bindings on Ctrl+C: the first applies (and shows) only while a turn runs.
+        Binding("ctrl+c", "cancel_turn", "Cancel", priority=True),
+        Binding("ctrl+c", "interrupt", "Cancel", priority=True, show=False),
+        Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("f1", "help", "Keys"),
+    ]
+
+    def __init__(
+        self,
+        argv: list[str],
+        options: ClientOptions,
+        *,
+        permission: str = "ask",
+        history_dir: Path | None = None,
+        config_dir: Path | None = None,
+        startup: Startup | None = None,
+    ) -> None:
+        super().__init__()
+        self.startup = startup
+        """What the command line and config asked for (agent, resume, records, sign-in,
+        mode, model); None: a new session, no records (tests, scripts)."""
+        self.store: RecordStore | None = None
+        self.opened: Opened | None = None
+        self.argv = argv
+        self.options = options
+        self.permission = permission
+        self.client: AgentClient | None = None
+        self.session: Session | None = None
+        self.history = PromptHistory(history_path(options.cwd, history_dir))
+        self._config_dir = config_dir
+        self.policy = PermissionPolicy(permission)  # type: ignore[arg-type]
+        self._shutting_down = False
+        self._thresholds: tuple[int, int, int] | None = None
+        self._last_input = time.monotonic()
+        self._last_full_collection = time.monotonic()
+        self.started = asyncio.Event()
+        """Set once the session is open (or the agent failed to start): for tests and tools."""
+
+    def get_default_screen(self) -> Screen[None]:
+        return ChatScreen(self.options.cwd, self.history)
+
+    @property
+    def chat(self) -> ChatScreen:
+        screen = self.screen_stack[0]
+        assert isinstance(screen, ChatScreen)
+        return screen
+
+    def on_mount(self) -> None:
+        # First paint before anything slow: the agent starts once the screen is up.
+        self.call_after_refresh(self._after_first_frame)
+
+    def _after_first_frame(self) -> None:
+        self._pace_collector()
+        self.start_agent()
+        self._warm_up()
+
+    @work(thread=True, exit_on_error=False)
+    def _warm_up(self) -> None:
+        warm_up()
+
+    # -- the agent ----------------------------------------------------------------------------
+
+    @work(group="agent", exit_on_error=False)
+    async def start_agent(self) -> None:
+        chat = self.chat
+        self.policy = self._load_policy()
+        client = self.client = AgentClient(
+            self.argv,
+            self.options,
+            decide_permission=self._decide_permission,
+            on_problem=lambda message: self._inspect("problem", message),
+            on_traffic=lambda direction, line: self._inspect(
+                direction, line.decode("utf-8", errors="replace")
+            ),
+            on_stderr=lambda chunk: self._inspect(
+                "stderr", chunk.decode("utf-8", errors="replace")
+            ),
+        )
+        try:
+            info = await client.start()
+            chat.agent_started(info.label, info.protocol_version)
+            session = self.session = await self._open_session(client)
+        except (
+            LaunchError,
+            ProtocolMismatch,
+            RpcError,
+            OSError,
+            AuthFailed,
+            NothingToResume,
+        ) as error:
+            chat.agent_failed(self._failure(error))
+            self.started.set()
+            return
+        chat.attach(session)
+        self.started.set()
+        await client.exited.wait()
+        if not self._shutting_down:
+            description = client.process.exit_description() if client.process else "agent exited"
+            chat.agent_exited(description)
+
+    def _load_policy(self) -> PermissionPolicy:
+        mode = self.permission
+        startup = self.startup
+        try:
+            if startup is not None:
+                return load_policy(mode, startup.agent, self._config_dir)  # type: ignore[arg-type]
+            return PermissionPolicy.load(mode, self._config_dir)  # type: ignore[arg-type]
+        except PermissionRulesError as error:
+            self.notify(str(error), title="Permission rules ignored", severity="warning")
+        if startup is not None:
+            return AgentPolicy(mode, agent_rules=startup.agent.rules)  # type: ignore[arg-type]
+        return PermissionPolicy(mode)  # type: ignore[arg-type]
+
+    async def _open_session(self, client: AgentClient) -> Session:
+        """A new session, or the one `--resume` names, signed in, in the mode and model the
+        command line or the config asked for (what the agent does not offer: a notice)."""
+        startup = self.startup
+        if startup is None:
+            return await client.new_session()
+        for warning in startup.warnings:
+            self.notify(warning, title="Config", severity="warning")
+        if startup.record:
+            self.store = RecordStore.open(
+                on_warning=lambda message: self.notify(message, severity="warning")
+            )
+        agent = startup.agent
+        opened = self.opened = await start_conversation(
+            client,
+            self.store,
+            agent.name,
+            resume=startup.resume,
+            auth=startup.auth,
+            run_terminal=self._run_terminal,
+            # The config's defaults, unless the command line names them (then as asked).
+            mode=None if startup.mode else agent.mode,
+            model=None if startup.model else agent.model,
+        )
+        session = opened.session
+        for category, value in (("mode", startup.mode), ("model", startup.model)):
+            if value:
+                try:
+                    await session.select(category, value)
+                except (ValueError, RpcError) as error:
+                    session.notice("warning", f"{category} {value!r} not set", str(error))
+        return session
+
+    async def _run_terminal(self, argv: list[str], env: dict[str, str]) -> int:
+        """Run a sign-in command on the real terminal, the app suspended around it."""
+        with self.suspend():
+            return await asyncio.to_thread(run_in_terminal, argv, env, self.options.cwd)
+
+    def _failure(self, error: Exception) -> str:
+        client = self.client
+        if isinstance(error, AuthRequired):
+            return f"{error} (start acp-tui with --auth METHOD)"
+        if isinstance(error, RpcError) and error.code == AUTH_REQUIRED:
+            return "the agent requires sign-in (start acp-tui with --auth METHOD)"
+        message = getattr(error, "message", None) or str(error) or type(error).__name__
+        process = client.process if client is not None else None
+        gone = process is not None and process.returncode is not None
+        if isinstance(error, ConnectionClosed | RpcError) and gone:
+            return process.exit_description()  # type: ignore[union-attr]
+        return message
+
+    def _inspect(self, kind: str, text: str) -> None:
+        with contextlib.suppress(Exception):
+            self.chat.query_one(Inspector).add(kind, text)
+
+    async def _decide_permission(self, pending: PendingPermission) -> None:
+        kind = None
+        if pending.tool_call_id is not None:
+            call = pending.session.state.tool_calls.get(pending.tool_call_id)
+            kind = call.kind if call is not None else None
+        decision = self.policy.decide(pending.request, kind, workspace=self.options.cwd)
+        if decision.ask:
+            self.chat.ask_permission(pending)
+            return
+        if decision.outcome == "selected" and decision.option_id is not None:
+            pending.select(decision.option_id)
+        else:
+            pending.cancel()
+        pending.session.notice("info", f"Permission answered: {decision.reason}")
+
+    # -- quitting -----------------------------------------------------------------------------
+
+    async def action_quit(self) -> None:
+        await self.shutdown()
+        self.exit(0)
+
+    async def shutdown(self) -> None:
+        """Close the session and stop the agent (its terminals too)."""
+        if self._shutting_down:
+            return
+        self._shutting_down = True
+        client, session = self.client, self.session
+        if session is not None and session.busy:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(session.cancel(), 1.0)
+        if self.opened is not None:
+            self.opened.close()
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.close(), 10.0)
+        if self.store is not None:
+            self.store.close()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_turn":
+            return self.session is not None and self.session.busy and self.screen is self.chat
+        return True
+
+    def action_cancel_turn(self) -> None:
+        self.chat.cancel_turn()
+
+    def action_interrupt(self) -> None:
+        """Ctrl+C: cancel the turn; on an empty idle prompt, offer to quit."""
+        chat = self.chat
+        if self.screen is not chat:
+            self.pop_screen()  # Ctrl+C in a dialog closes the dialog
+            return
+        if chat.cancel_turn():
+            return
+        from acp_tui.ui.widgets.prompt_input import PromptInput
+
+        prompt = chat.query_one(PromptInput)
+        if prompt.text:
+            # Like a shell: Ctrl+C drops the draft (Up brings it back from the history).
+            self.history.add(prompt.text)
+            prompt.clear()
+            return
+        from acp_tui.ui.screens import QuitScreen
+
+        def quit_if(confirmed: bool | None) -> None:
+            if confirmed:
+                self.run_worker(self.action_quit(), exit_on_error=False)
+
+        self.push_screen(QuitScreen(), quit_if)
+
+    async def on_unmount(self) -> None:
+        await self.shutdown()
+        self._restore_collector()
+
+    # -- screens ------------------------------------------------------------------------------
+
+    def action_help(self) -> None:
+        from acp_tui.ui.screens import HelpScreen
+
+        self.push_screen(HelpScreen())
+
+    def action_settings(self) -> None:
+        from acp_tui.ui.screens import SettingsScreen
+
+        if self.session is not None:
+            self.push_screen(SettingsScreen(self.session))
+
+    def action_search(self) -> None:
+        from acp_tui.ui.screens import SearchScreen
+
+        if self.session is not None:
+            self.push_screen(SearchScreen(self.session, self.chat))
+
+    def cycle_mode(self) -> None:
+        from acp_tui.ui.screens import next_mode
+
+        if self.session is not None:
+            next_mode(self, self.session)
+
+    def get_system_commands(self, screen: Screen[object]) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        if self.screen_stack and isinstance(self.screen_stack[0], ChatScreen):
+            yield from app_commands(self)
+
+    def set_terminal_title(self, title: str) -> None:
+        """Set the terminal window's title (OSC 2): it tells the user the agent waits."""
+        driver = self._driver
+        if driver is not None and not self.is_headless:
+            safe = title.replace("\x07", "").replace("\x1b", "")
+            driver.write(f"\x1b]2;{safe}\x07")
+
+    # -- the cycle collector ------------------------------------------------------------------
+
+    def _pace_collector(self) -> None:
+        """Keep Python's full collections out of the middle of a frame.
+
+        A full collection walks every object alive; run by Python on its own schedule it lands
+        mid-stream and stalls the UI for 100 ms or more. So: freeze what startup created (it
+        lives as long as the app), let the young generations be collected as usual (small and
+        quick), and collect the whole heap only when the user is idle."""
+        self._thresholds = gc.get_threshold()
+        gc.freeze()
+        young, middle, _ = self._thresholds
+        gc.set_threshold(young, middle, NEVER)
+        self.set_interval(1.0, self._collect_when_idle)
+
+    def _collect_when_idle(self) -> None:
+        now = time.monotonic()
+        busy = self.session is not None and self.session.busy
+        idle = now - self._last_input > IDLE_BEFORE_FULL_COLLECTION
+        if not busy and idle and now - self._last_full_collection > FULL_COLLECTION_EVERY:
+            gc.collect()
+            self._last_full_collection = now
+
+    def _restore_collector(self) -> None:
+        gc.unfreeze()
+        if self._thresholds is not None:
+            gc.set_threshold(*self._thresholds)
+
+    async def on_event(self, event: events.Event) -> None:
+        if isinstance(event, events.Key):
+            self._last_input = time.monotonic()
+        await super().on_event(event)
+
+
+def run_tui(
+    command: list[str],
+    client_options: ClientOptions,
+    *,
+    permission: str = "ask",
+    startup: Startup | None = None,
+) -> int:
+    """Run the TUI on `command` until the user quits; the exit status."""
+    app = AcpApp(command, client_options, permission=permission, startup=startup)
+    result = app.run()
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,447 @@
+"""The chat screen: header, transcript, permission dialog, queued prompts, the prompt, usage.
+
+It reads one session's state (through the session's listeners) and turns keys into intents
+for the app, which owns the agent. It never speaks JSON-RPC.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from functools import partial
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar
+
+from textual import on, work
+from textual._context import active_app
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static
+
+from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
+from acp_tui.session.controller import PendingPermission, Session
+from acp_tui.session.reducer import Change
+from acp_tui.ui.history import PromptHistory
+from acp_tui.ui.mentions import prompt_blocks, rank, workspace_files
+from acp_tui.ui.widgets.block import Block
+from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
+from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.prompt_input import PromptInput
+from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
+from acp_tui.ui.widgets.session_header import SessionHeader
+from acp_tui.ui.widgets.transcript import Transcript
+from acp_tui.ui.widgets.usage_bar import UsageBar
+
+if TYPE_CHECKING:
+    from acp_tui.ui.app import AcpApp
+
+CANCEL_GRACE = 10.0
+"""Seconds an agent gets to confirm a cancel before the turn is ended without it."""
+STOP_NOTICES = {
+    "cancelled": ("info", "Turn cancelled"),
+    "refusal": ("warning", "The agent refused to continue"),
+    "max_tokens": ("warning", "The agent stopped: it reached its token limit"),
+    "max_turn_requests": ("warning", "The agent stopped: too many requests in one turn"),
+}
+
+
+class ChatScreen(Screen[None]):
+    """One session, full screen."""
+
+    app: AcpApp
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "escape", "Cancel", show=False),
+        # Priority: the prompt would take them to move its cursor.
+        Binding("pageup", "scroll_transcript(-1)", "Page up", show=False, priority=True),
+        Binding("pagedown", "scroll_transcript(1)", "Page down", show=False, priority=True),
+        Binding("ctrl+end", "follow", "Follow", show=False),
+        Binding("alt+up,ctrl+up", "browse", "Blocks", show=False),
+        Binding("f2", "settings", "Mode/model"),
+        Binding("shift+tab", "cycle_mode", "Next mode", show=False),
+        Binding("ctrl+f", "search", "Search"),
+        Binding("f12", "toggle_inspector", "Inspector"),
+    ]
+
+    def __init__(self, workspace: Path, history: PromptHistory) -> None:
+        super().__init__()
+        self.workspace = workspace
+        self.history = history
+        self.session: Session | None = None
+        self.queue: list[str] = []
+        self.files: list[str] = []
+        self._sending = False
+        self._title_before: str | None = None
+
+    def compose(self) -> ComposeResult:
+        yield SessionHeader(id="header")
+        with Horizontal(id="main"):
+            with Vertical(id="conversation"):
+                yield Transcript(id="transcript")
+                yield Static(
+                    "↓ not following the stream · ctrl+end follows", id="paused", markup=False
+                )
+                yield PermissionPanel(id="permission")
+                yield QueuedPrompts(id="queue")
+                yield CompletionMenu(id="completions")
+                yield PromptInput(id="prompt", placeholder="Ask the agent…  (Enter sends)")
+                yield UsageBar(id="usage")
+            yield Inspector(id="inspector")
+        yield Footer(id="footer")
+
+    def on_mount(self) -> None:
+        self._app_context = contextvars.copy_context()
+        prompt = self.query_one(PromptInput)
+        prompt.menu = self.query_one(CompletionMenu)
+        prompt.focus()
+        header = self.query_one(SessionHeader)
+        header.workspace = _short_path(self.workspace)
+        self.query_one(PermissionPanel).root = self.workspace
+
+    # -- the agent's side ---------------------------------------------------------------------
+
+    def agent_started(self, label: str, protocol: int) -> None:
+        header = self.query_one(SessionHeader)
+        header.agent = label
+        header.protocol = protocol
+
+    def agent_failed(self, message: str) -> None:
+        header = self.query_one(SessionHeader)
+        header.status = "exited"
+        self.app.notify(
+            message.splitlines()[0], title="The agent could not start", severity="error"
+        )
+        self.query_one(Transcript).mount(_failure_block(message))
+
+    def agent_exited(self, description: str) -> None:
+        self.query_one(SessionHeader).status = "exited"
+        if self.session is None:
+            return
+        self.session.notice("error", "The agent stopped", description)
+
+    def attach(self, session: Session) -> None:
+        """Show `session` and follow its changes."""
+        self.session = session
+        session.listeners.append(self._on_change)
+        transcript = self.query_one(Transcript)
+        transcript.attach(session.state, self.workspace)
+        if not session.state.timeline:
+            transcript.welcome(self.query_one(SessionHeader).agent)
+        self.query_one(PermissionPanel).state = session.state
+        self._sync_busy()
+        self._sync_settings()
+        self._sync_usage()
+        self._send_next()
+
+    def _on_change(self, session: Session, change: Change) -> None:
+        if active_app.get(None) is None:
+            # Terminal output arrives in subprocess pipe callbacks, outside Textual's context;
+            # timers started there would not know their app.
+            self._app_context.copy().run(self._apply_safely, change)
+        else:
+            self._apply_safely(change)
+
+    def _apply_safely(self, change: Change) -> None:
+        # Called inside the connection's reader: a display problem must never stop it.
+        try:
+            self._apply(change)
+        except Exception as error:  # pragma: no cover - a safety net, reported on screen
+            self.app.log.error(f"display error for {change.kind}: {error!r}")
+            self.app.notify(f"Display error: {error!r}", severity="error")
+
+    def _apply(self, change: Change) -> None:
+        kind = change.kind
+        self.query_one(Transcript).show(change)
+        if kind == "status":
+            self.query_one(PermissionPanel).prune()
+            self._sync_busy()
+        elif kind == "info":
+            self._sync_header()
+        elif kind == "usage":
+            self._sync_usage()
+        elif kind in ("modes", "config"):
+            self._sync_settings()
+
+    def _sync_busy(self) -> None:
+        """The turn started or ended: header, prompt frame and the keys that apply."""
+        self._sync_header()
+        busy = self.session is not None and self.session.busy
+        self.query_one(PromptInput).set_class(busy, "-busy")
+        self.refresh_bindings()
+
+    def _sync_header(self) -> None:
+        header = self.query_one(SessionHeader)
+        state = self.session.state if self.session is not None else None
+        if state is None:
+            return
+        header.title = state.title or ""
+        if header.status == "exited":
+            return
+        waiting = bool(self.query_one(PermissionPanel).queue)
+        header.status = "requires_action" if waiting else state.status
+
+    def _sync_usage(self) -> None:
+        if self.session is None:
+            return
+        state = self.session.state
+        usage = self.query_one(UsageBar)
+        usage.used, usage.window = state.usage_used, state.usage_size
+        cost = state.cost
+        usage.cost = f"{cost.amount:.4f} {cost.currency}" if cost is not None else ""
+        if cost is not None and cost.currency == "USD":
+            usage.cost = f"${cost.amount:.4f}"
+
+    def _sync_settings(self) -> None:
+        if self.session is None:
+            return
+        self.query_one(UsageBar).settings = settings_summary(self.session)
+
+    # -- prompts ------------------------------------------------------------------------------
+
+    @property
+    def sending(self) -> bool:
+        """A prompt was handed to the agent and its turn has not ended."""
+        return self._sending
+
+    @on(PromptInput.Submitted)
+    def _submitted(self, event: PromptInput.Submitted) -> None:
+        text = event.text
+        if not text.strip():
+            return
+        prompt = self.query_one(PromptInput)
+        self.history.add(text)
+        prompt.clear()
+        self.queue.append(text)
+        self._show_queue()
+        self._send_next()
+
+    def _send_next(self) -> None:
+        """Send the oldest queued prompt if the agent is free: one `session/prompt` at a time."""
+        session = self.session
+        if session is None or self._sending or session.busy or not self.queue:
+            return
+        if self.query_one(SessionHeader).status == "exited":
+            return
+        text = self.queue.pop(0)
+        self._show_queue()
+        self._sending = True
+        self._run_turn(session, text)
+
+    @work(group="turn", exit_on_error=False)
+    async def _run_turn(self, session: Session, text: str) -> None:
+        embed = session.client.info.supports("embedded_context")
+        blocks = prompt_blocks(text, self.workspace, embed=embed)
+        stop_reason: str | None = None
+        # `prompt` marks the session busy before its first await: show it once it has.
+        self.call_later(self._sync_busy)
+        try:
+            stop_reason = await session.prompt(blocks)
+        except ConnectionClosed:
+            pass  # the agent is gone; the controller has said so in the transcript
+        except RpcError as error:
+            session.notice("error", "The agent failed the prompt", error.message)
+        finally:
+            self._sending = False
+        transcript = self.query_one(Transcript)
+        transcript.turn_ended()
+        notice = STOP_NOTICES.get(stop_reason or "")
+        if notice is not None:
+            session.notice(*notice)
+        self._restore_title()
+        self._sync_busy()
+        self._send_next()
+
+    def _show_queue(self) -> None:
+        self.query_one(QueuedPrompts).show(self.queue)
+
+    @on(QueuedPrompts.Edit)
+    def _edit_queued(self, event: QueuedPrompts.Edit) -> None:
+        prompt = self.query_one(PromptInput)
+        if event.index >= len(self.queue):
+            return
+        if prompt.text.strip():
+            self.app.notify("Send or clear the draft first, then edit the queued prompt.")
+            return
+        prompt.set_text(self.queue.pop(event.index))
+        self._show_queue()
+        prompt.focus()
+
+    @on(QueuedPrompts.Remove)
+    def _remove_queued(self, event: QueuedPrompts.Remove) -> None:
+        if event.index < len(self.queue):
+            del self.queue[event.index]
+        self._show_queue()
+        if not self.queue:
+            self.query_one(PromptInput).focus()
+
+    @on(PromptInput.HistoryMove)
+    def _history(self, event: PromptInput.HistoryMove) -> None:
+        prompt = self.query_one(PromptInput)
+        text = self.history.move(event.step, prompt.text)
+        if text is not None:
+            prompt.set_text(text)
+
+    @on(PromptInput.CompletionWanted)
+    def _complete(self, event: PromptInput.CompletionWanted) -> None:
+        menu = self.query_one(CompletionMenu)
+        query = event.query
+        if query is None:
+            menu.display = False
+            return
+        if query.kind == "command":
+            commands = self.session.state.commands if self.session is not None else []
+            needle = query.query.lower()
+            items = [
+                Completion(
+                    c.name,
+                    c.description,
+                    c.input.hint if c.input and isinstance(c.input.hint, str) else "",
+                )
+                for c in commands
+                if c.name.lower().startswith(needle)
+            ]
+            menu.show(items, "/")
+        else:
+            if not self.files:
+                self._load_files()
+            menu.show([Completion(path) for path in rank(self.files, query.query)], "@")
+
+    @work(thread=True, exclusive=True, group="files")
+    def _load_files(self) -> None:
+        files = workspace_files(self.workspace)
+        self.app.call_from_thread(setattr, self, "files", files)
+
+    # -- permissions --------------------------------------------------------------------------
+
+    def ask_permission(self, pending: PendingPermission) -> None:
+        panel = self.query_one(PermissionPanel)
+        panel.add(pending)
+        panel.focus()
+        self._sync_header()
+        self.app.bell()
+        if self._title_before is None:
+            self._title_before = self.app.title
+        self.app.set_terminal_title("acp-tui: the agent is waiting for you")
+
+    @on(PermissionPanel.Answered)
+    def _answered(self, event: PermissionPanel.Answered) -> None:
+        self._sync_header()
+        if event.remaining == 0:
+            self._restore_title()
+            panel = self.query_one(PermissionPanel)
+            if panel.has_focus or self.focused is None:
+                self.query_one(PromptInput).focus()
+
+    def _restore_title(self) -> None:
+        if self._title_before is not None:
+            self.app.set_terminal_title(self._title_before)
+            self._title_before = None
+
+    # -- actions ------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "escape":
+            return True
+        if action in ("settings", "cycle_mode"):
+            return self.session is not None
+        return True
+
+    def action_escape(self) -> None:
+        if self.session is not None and self.session.busy:
+            self.cancel_turn()
+            return
+        if not isinstance(self.focused, PromptInput):
+            self.query_one(PromptInput).focus()
+
+    def cancel_turn(self) -> bool:
+        """Cancel the running turn (the draft stays). False if there is none."""
+        session = self.session
+        if session is None or not session.busy:
+            return False
+        if session.state.status != "cancelling":
+            self.run_worker(session.cancel(), group="cancel", exit_on_error=False)
+            self.set_timer(CANCEL_GRACE, partial(self._cancel_ignored, session))
+        self.query_one(PermissionPanel).prune()
+        return True
+
+    def _cancel_ignored(self, session: Session) -> None:
+        if session.busy and session.state.status == "cancelling":
+            session.abandon_turn(f"The agent ignored the cancel for {CANCEL_GRACE:g} s")
+
+    def action_scroll_transcript(self, direction: int) -> None:
+        transcript = self.query_one(Transcript)
+        if direction < 0:
+            transcript.scroll_page_up()
+        else:
+            transcript.scroll_page_down()
+
+    def action_follow(self) -> None:
+        self.query_one(Transcript).action_follow()
+
+    def action_browse(self) -> None:
+        block = self.query_one(Transcript).last_block()
+        if block is not None:
+            block.focus()
+
+    def action_toggle_inspector(self) -> None:
+        self.query_one(Inspector).toggle()
+
+    def action_settings(self) -> None:
+        self.app.action_settings()
+
+    def action_cycle_mode(self) -> None:
+        self.app.cycle_mode()
+
+    def action_search(self) -> None:
+        self.app.action_search()
+
+    @on(Transcript.FollowChanged)
+    def _follow_changed(self, event: Transcript.FollowChanged) -> None:
+        self.query_one("#paused").display = not event.following
+
+    @on(Block.CopyRequested)
+    def _copy(self, event: Block.CopyRequested) -> None:
+        self.app.copy_to_clipboard(event.text)
+        self.app.notify(f"Copied {len(event.text)} characters", timeout=2)
+
+
+def settings_summary(session: Session) -> str:
+    """`mode Ask · model Demo Fast`: the selects the agent offers, mode and model first."""
+    state = session.state
+    parts: list[str] = []
+    options = sorted(
+        (o for o in state.config_options if o.type == "select"),
+        key=lambda o: {"mode": 0, "model": 1}.get(
+            o.category if isinstance(o.category, str) else "", 2
+        ),
+    )
+    has_mode_option = any(o.category == "mode" for o in options)
+    if state.modes and not has_mode_option:
+        current = next((m.name for m in state.modes if m.id == state.current_mode), None)
+        if current:
+            parts.append(f"mode {current}")
+    for option in options[:3]:
+        value = next(
+            (c.name for c in option.choices() if c.value == option.current_value),
+            option.current_value,
+        )
+        parts.append(f"{option.name.lower()} {value}")
+    return " · ".join(parts)
+
+
+def _short_path(path: Path) -> str:
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home)) if path != home else "~"
+    except ValueError:
+        return str(path)
+
+
+def _failure_block(message: str) -> Block:
+    from acp_tui.session.state import Notice
+    from acp_tui.ui.widgets.notice import NoticeLine
+
+    first, _, rest = message.partition("\n")
+    return NoticeLine(Notice("error", f"The agent could not start: {first}", rest or None))

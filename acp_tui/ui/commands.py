@@ -1,0 +1,119 @@
+"""What the command palette (Ctrl+P) offers: every action of the app, and each mode, model and
+setting value the agent offers, so any of them is a few keystrokes away."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from functools import partial
+from typing import TYPE_CHECKING
+
+from textual.app import SystemCommand
+
+from acp_tui.protocol.jsonrpc import RpcError
+
+if TYPE_CHECKING:
+    from acp_tui.session.controller import Session
+    from acp_tui.ui.app import AcpApp
+
+
+def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
+    chat = app.chat
+    busy = app.session is not None and app.session.busy
+    if busy:
+        yield SystemCommand(
+            "Cancel the turn", "Stop the agent (your draft stays)", chat.cancel_turn
+        )
+    yield SystemCommand(
+        "Mode and settings", "The agent's modes, models and options (F2)", app.action_settings
+    )
+    yield SystemCommand("Next mode", "Switch to the agent's next mode (Shift+Tab)", app.cycle_mode)
+    yield SystemCommand(
+        "Search the session", "Find text in every block (Ctrl+F)", app.action_search
+    )
+    yield SystemCommand(
+        "Protocol inspector",
+        "Show or hide the JSON-RPC traffic (F12)",
+        chat.action_toggle_inspector,
+    )
+    yield SystemCommand(
+        "Follow the stream", "Scroll to the end and stay there (Ctrl+End)", chat.action_follow
+    )
+    yield SystemCommand(
+        "Browse blocks", "Focus the last block; then ↑ ↓ (Alt+↑)", chat.action_browse
+    )
+    yield SystemCommand(
+        "Copy the last answer", "To the clipboard (OSC 52)", partial(copy_last_answer, app)
+    )
+    yield SystemCommand("Keys", "Every key acp-tui knows (F1)", app.action_help)
+    if app.session is not None:
+        yield from setting_commands(app, app.session)
+
+
+def setting_commands(app: AcpApp, session: Session) -> Iterator[SystemCommand]:
+    """One command per value: "Model: Demo Smart", "Mode: Code", "Show thoughts: off"."""
+    state = session.state
+    has_mode_option = any(o.category == "mode" for o in state.config_options)
+    if state.modes and not has_mode_option:
+        for mode in state.modes:
+            if mode.id != state.current_mode:
+                yield SystemCommand(
+                    f"Mode: {mode.name}",
+                    mode.description or "Switch the agent's mode",
+                    partial(_apply, app, mode.id, None, None),
+                    discover=False,
+                )
+    for option in state.config_options:
+        if option.type == "boolean":
+            value = option.current_value is not True
+            yield SystemCommand(
+                f"{option.name}: {'on' if value else 'off'}",
+                option.description if isinstance(option.description, str) else "",
+                partial(_apply, app, None, option, value),
+                discover=False,
+            )
+        elif option.type == "select":
+            for choice in option.choices():
+                if choice.value == option.current_value:
+                    continue
+                description = choice.description if isinstance(choice.description, str) else ""
+                yield SystemCommand(
+                    f"{option.name}: {choice.name}",
+                    description or f"Set {option.name.lower()}",
+                    partial(_apply, app, None, option, str(choice.value)),
+                    discover=False,
+                )
+
+
+def _apply(app: AcpApp, mode: str | None, option: object, value: object) -> None:
+    async def run() -> None:
+        target = app.session
+        if target is None:
+            return
+        try:
+            if mode is not None:
+                await target.set_mode(mode)
+            else:
+                await target.set_config_option(option, value)  # type: ignore[arg-type]
+        except RpcError as error:
+            app.notify(error.message, title="Not changed", severity="error")
+
+    app.run_worker(run(), exit_on_error=False)
+
+
+def copy_last_answer(app: AcpApp) -> None:
+    from acp_tui.session.state import Message
+
+    session = app.session
+    if session is None:
+        return
+    answer = next(
+        (
+            item
+            for item in reversed(session.state.timeline)
+            if isinstance(item, Message) and item.role == "agent"
+        ),
+        None,
+    )
+    if answer is not None:
+        app.copy_to_clipboard(answer.text)
+        app.notify(f"Copied {len(answer.text)} characters", timeout=2)

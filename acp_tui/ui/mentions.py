@@ -1,0 +1,109 @@
+"""`@path` mentions: the workspace's files for completion, and the blocks a prompt sends.
+
+A mention of a workspace file goes to the agent as an embedded `resource` (its text) when the
+agent accepts embedded context and the file is small UTF-8 text, else as a `resource_link`.
+The prompt's text is sent as typed, mentions included, so the agent sees where each belongs.
+"""
+
+from __future__ import annotations
+
+import mimetypes
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from acp_tui.protocol.content import ContentBlock, EmbeddedResource, text_block
+
+FILE_LIMIT = 20_000
+EMBED_LIMIT = 256 * 1024
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".tox", "dist"}
+MENTION = re.compile(r"(?:^|(?<=\s))@([^\s]+)")
+
+
+def workspace_files(root: Path, limit: int = FILE_LIMIT) -> list[str]:
+    """Files under `root`, relative: what git tracks (and would track) when it is a
+    repository, else a walk that skips the usual build and tool directories."""
+    try:
+        result = subprocess.run(
+            ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+            cwd=root,
+            capture_output=True,
+            text=True,
+            timeout=5,
+            check=False,
+        )
+        if result.returncode == 0:
+            return result.stdout.splitlines()[:limit]
+    except (OSError, subprocess.SubprocessError):
+        pass
+    files: list[str] = []
+    for directory, dirs, names in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        base = Path(directory).relative_to(root)
+        for name in sorted(names):
+            files.append(str(base / name) if str(base) != "." else name)
+            if len(files) >= limit:
+                return files
+    return files
+
+
+def rank(files: list[str], query: str, limit: int = 50) -> list[str]:
+    """Files matching `query`: name prefix first, then path substring, then subsequence."""
+    if not query:
+        return files[:limit]
+    needle = query.lower()
+    scored: list[tuple[int, int, str]] = []
+    for path in files:
+        lower = path.lower()
+        name = lower.rsplit("/", 1)[-1]
+        if name.startswith(needle):
+            score = 0
+        elif needle in lower:
+            score = 1
+        elif _subsequence(needle, lower):
+            score = 2
+        else:
+            continue
+        scored.append((score, len(path), path))
+    scored.sort()
+    return [path for _, _, path in scored[:limit]]
+
+
+def _subsequence(needle: str, haystack: str) -> bool:
+    position = 0
+    for char in needle:
+        position = haystack.find(char, position) + 1
+        if position == 0:
+            return False
+    return True
+
+
+def prompt_blocks(text: str, root: Path, *, embed: bool) -> list[ContentBlock]:
+    """The content blocks for a prompt: its text, then one block per `@file` it mentions."""
+    blocks = [text_block(text)]
+    seen: set[Path] = set()
+    for match in MENTION.finditer(text):
+        relative = match.group(1).rstrip(".,;:!?)")
+        path = (root / relative).resolve()
+        if path in seen or not path.is_file() or not path.is_relative_to(root.resolve()):
+            continue
+        seen.add(path)
+        blocks.append(_file_block(path, relative, embed=embed))
+    return blocks
+
+
+def _file_block(path: Path, name: str, *, embed: bool) -> ContentBlock:
+    mime = mimetypes.guess_type(path.name)[0] or "text/plain"
+    uri = path.as_uri()
+    size = path.stat().st_size
+    if embed and size <= EMBED_LIMIT:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            pass
+        else:
+            return ContentBlock(
+                type="resource", resource=EmbeddedResource(uri=uri, text=text, mime_type=mime)
+            )
+    return ContentBlock(type="resource_link", uri=uri, name=name, mime_type=mime, size=size)

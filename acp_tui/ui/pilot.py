@@ -1,0 +1,97 @@
+"""Driving the real app on the demo agent from a script: tests, screenshots, benchmarks.
+
+`demo_app` builds an `AcpApp` on the built-in demo agent with no delays, no saved sessions and
+history, permission rules and workspace all in places the caller chooses; the helpers wait for
+what a person would wait for (the session to open, the turn to end, the dialog to appear).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from acp_tui.cli import DEMO_AGENT
+from acp_tui.session.controller import ClientOptions
+from acp_tui.ui.app import AcpApp
+from acp_tui.ui.widgets.markdown_view import MarkdownView
+from acp_tui.ui.widgets.permission_panel import PermissionPanel
+
+DEMO_FILES = {
+    "README.md": "# Demo workspace\n\nA small project for the acp-tui demo agent.\n",
+    "app.py": 'def greet(name):\n    print("Hello " + name)\n\n\ngreet("world")\n',
+    "pyproject.toml": '[project]\nname = "demo"\nversion = "0.1.0"\n',
+}
+
+
+def demo_workspace(path: Path) -> Path:
+    """A small workspace for the demo agent to read, edit and run commands in."""
+    path.mkdir(parents=True, exist_ok=True)
+    for name, text in DEMO_FILES.items():
+        (path / name).write_text(text, encoding="utf-8")
+    return path
+
+
+def demo_app(
+    workspace: Path,
+    state: Path,
+    *,
+    speed: float = 0,
+    protocol_version: int = 1,
+    permission: str = "ask",
+    argv: list[str] | None = None,
+) -> AcpApp:
+    """The app on the demo agent in `workspace`; history and rules kept under `state`."""
+    command = argv or [*DEMO_AGENT, "--speed", str(speed), "--no-persist"]
+    options = ClientOptions(cwd=workspace, protocol_version=protocol_version)
+    return AcpApp(
+        command,
+        options,
+        permission=permission,
+        history_dir=state / "history",
+        config_dir=state / "config",
+    )
+
+
+async def wait_started(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None:
+    await asyncio.wait_for(app.started.wait(), timeout)
+    await pilot.pause()
+
+
+async def wait_until(pilot: Pilot[int], condition: object, timeout: float = 15) -> None:
+    """Pause until `condition()` is true; fail after `timeout` seconds."""
+    deadline = time.monotonic() + timeout
+    while not condition():  # type: ignore[operator]
+        if time.monotonic() > deadline:
+            raise TimeoutError("the app did not get there in time")
+        await pilot.pause(0.02)
+
+
+async def wait_idle(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None:
+    """Until no turn runs, nothing is queued, and every streamed text is on screen."""
+
+    def idle() -> bool:
+        chat = app.chat
+        if app.session is None or app.session.busy or chat.queue or chat.sending:
+            return False
+        return all(view.settled for view in chat.query(MarkdownView))
+
+    await wait_until(pilot, idle, timeout)
+    await pilot.pause()
+
+
+async def wait_permission(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None:
+    await wait_until(pilot, lambda: app.chat.query_one(PermissionPanel).queue, timeout)
+    await pilot.pause()
+
+
+async def send(app: AcpApp, pilot: Pilot[int], text: str) -> None:
+    """Type `text` into the prompt and press Enter."""
+    from acp_tui.ui.widgets.prompt_input import PromptInput
+
+    prompt = app.chat.query_one(PromptInput)
+    prompt.focus()
+    prompt.set_text(text)
+    await pilot.press("enter")

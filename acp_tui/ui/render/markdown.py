@@ -1,0 +1,322 @@
+"""Markdown for the transcript: Rich's renderer with a designed look, and the block splitter
+that lets a streaming message re-render only its growing tail.
+
+A Markdown document is a run of top-level blocks (paragraphs, lists, fences, tables...). While
+an answer streams, only the last blocks can still change; everything before them is final and
+is rendered once. `finished_prefix` finds where that final part ends, with the same parser Rich
+uses, so a split never falls inside a block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from functools import lru_cache
+from typing import TYPE_CHECKING, ClassVar
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from rich import box
+from rich import markdown as rich_markdown
+from rich.console import Console, ConsoleOptions, RenderResult
+from rich.rule import Rule
+from rich.segment import Segment
+from rich.table import Table
+from rich.text import Text
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+
+_PARSER = MarkdownIt("commonmark", {"breaks": True}).enable("strikethrough").enable("table")
+"""Rich's parser, with one change: a newline in a paragraph is a line break, as in chat apps
+(agents write `step 1\nstep 2` meaning two lines)."""
+LIVE_BLOCKS = 1
+"""Top-level blocks kept live at the end of a streaming message. A block is final once another
+starts after it, with one harmless exception: `1. a` + blank line + `2` first reads as a list
+and a paragraph; when `. b` arrives the two are one loose list, shown as two lists (the second
+numbered from 2), which looks the same."""
+
+
+@dataclass(slots=True)
+class SourceBlock:
+    """A top-level block: its text, and the parser's tokens for it (so rendering it does not
+    parse it again)."""
+
+    text: str
+    tokens: list[Token]
+
+
+def split_blocks(source: str) -> list[SourceBlock]:
+    """`source` cut into its top-level blocks (the first one starts at 0, so the texts joined
+    are `source`)."""
+    tokens = _PARSER.parse(source)
+    firsts = [
+        index
+        for index, token in enumerate(tokens)
+        if token.level == 0 and token.nesting >= 0 and token.map is not None
+    ]
+    if not firsts:
+        return [SourceBlock(source, tokens)] if source else []
+    offsets: list[int] = []
+    offset = line = 0
+    for index in firsts:
+        target = tokens[index].map[0]  # type: ignore[index]
+        while line < target:
+            offset = source.index("\n", offset) + 1
+            line += 1
+        offsets.append(offset)
+    offsets[0] = 0
+    ends = [*offsets[1:], len(source)]
+    token_ends = [*firsts[1:], len(tokens)]
+    return [
+        SourceBlock(source[start:stop], tokens[first:last])
+        for start, stop, first, last in zip(offsets, ends, firsts, token_ends, strict=True)
+    ]
+
+
+def block_starts(source: str) -> list[int]:
+    """Where each top-level block of `source` starts (character offsets)."""
+    starts, offset = [], 0
+    for block in split_blocks(source):
+        starts.append(offset)
+        offset += len(block.text)
+    return starts
+
+
+def finished_blocks(source: str, live_blocks: int = LIVE_BLOCKS) -> tuple[list[str], str]:
+    """Split `source` into the top-level blocks nothing appended later can change, and the
+    live rest (which may be empty, or whitespace)."""
+    blocks = split_blocks(source)
+    if len(blocks) <= live_blocks:
+        return [], source
+    finished = blocks[: len(blocks) - live_blocks]
+    return [b.text for b in finished], "".join(b.text for b in blocks[len(finished) :])
+
+
+# Pygments (and Rich's Syntax, which imports it) cost 150 ms to import: not before the first
+# frame. They are imported on first use, or by `warm_up` in a thread after the first frame.
+
+
+@lru_cache(maxsize=1)
+def _lexer_names() -> tuple[dict[str, str], list[tuple[str, str]]]:
+    """Pygments' own lexers: alias -> name, and (file pattern, name)."""
+    from pygments.lexers._mapping import LEXERS
+
+    aliases = {alias: name for _m, name, names, _f, _t in LEXERS.values() for alias in names}
+    patterns = [(pattern, name) for _m, name, _a, files, _t in LEXERS.values() for pattern in files]
+    return aliases, patterns
+
+
+@lru_cache(maxsize=256)
+def lexer_named(alias: str) -> Lexer | None:
+    """The Pygments lexer for a fence's language, or None. Only Pygments' own lexers: asking
+    Pygments for an unknown name scans every installed plugin (50 ms, and it imports IPython
+    when that is installed), and a streaming fence shows many partial names (`py`, `pyt`...)."""
+    from pygments.lexers import find_lexer_class_by_name
+
+    name = _lexer_names()[0].get(alias.lower())
+    return find_lexer_class_by_name(alias.lower())() if name else None
+
+
+COMMON_LANGUAGES = (
+    "python",
+    "json",
+    "bash",
+    "console",
+    "javascript",
+    "typescript",
+    "tsx",
+    "rust",
+    "go",
+    "toml",
+    "yaml",
+    "diff",
+    "html",
+    "css",
+    "sql",
+    "java",
+    "c",
+    "cpp",
+    "markdown",
+    "text",
+)
+
+
+def warm_up() -> None:
+    """Build the lexers agents use most. Pygments compiles a lexer's rules on first use
+    (40 ms for Python): done once at startup, off the UI thread, the first code block of a
+    stream does not stall it."""
+    for language in COMMON_LANGUAGES:
+        lexer = lexer_named(language)
+        if lexer is not None:
+            list(lexer.get_tokens("x = 1\n"))
+
+
+@lru_cache(maxsize=256)
+def lexer_for_path(path: str) -> Lexer | None:
+    """The Pygments lexer for a file name (diffs and file contents), or None."""
+    base = path.rsplit("/", 1)[-1]
+    aliases, patterns = _lexer_names()
+    for pattern, name in patterns:
+        if fnmatch(base, pattern):
+            for alias, lexer in aliases.items():
+                if lexer == name:
+                    return lexer_named(alias)
+    return None
+
+
+class _Heading(rich_markdown.Heading):
+    """Headings on the left, as in an editor; the first level underlined by a rule."""
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        text = self.text.copy()
+        text.justify = "left"
+        yield text
+        if self.tag == "h1":
+            yield Rule(style="markdown.h1.border", characters="─")
+
+
+class _CodeBlock(rich_markdown.CodeBlock):
+    """Fenced code: highlighted, on its own panel colour, with the language named."""
+
+    @classmethod
+    def create(cls, markdown: rich_markdown.Markdown, token: Token) -> _CodeBlock:
+        lexer = (token.info or "").partition(" ")[0]
+        background = getattr(markdown, "code_background", None)
+        block = cls(lexer or "text", markdown.code_theme)
+        block.background = background
+        return block
+
+    background: str | None = None
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.syntax import Syntax
+
+        code = str(self.text).rstrip()
+        syntax = Syntax(
+            code,
+            lexer_named(self.lexer_name) or "text",
+            theme=self.theme,
+            word_wrap=True,
+            padding=(0, 1),
+            background_color=self.background,
+        )
+        if self.lexer_name not in ("text", ""):
+            label = Text(f" {self.lexer_name} ", style="acp.faint", justify="right")
+            label.stylize(f"on {self.background}" if self.background else "")
+            yield label
+        yield syntax
+
+
+class _BlockQuote(rich_markdown.BlockQuote):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        render_options = options.update(width=options.max_width - 2)
+        lines = console.render_lines(self.elements, render_options, style=self.style)
+        bar = Segment("▎ ", console.get_style("markdown.block_quote.bar"))
+        new_line = Segment("\n")
+        for line in lines:
+            yield bar
+            yield from line
+            yield new_line
+
+
+class _HorizontalRule(rich_markdown.HorizontalRule):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield Rule(style="markdown.hr", characters="─")
+
+
+class _Table(rich_markdown.TableElement):
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        table = Table(
+            box=box.SIMPLE_HEAD,
+            border_style="markdown.table.border",
+            header_style="markdown.table.header",
+            show_edge=False,
+            pad_edge=False,
+            expand=False,
+        )
+        if self.header is not None and self.header.row is not None:
+            for column in self.header.row.cells:
+                table.add_column(column.content.copy(), justify=column.justify)
+        if self.body is not None:
+            for row in self.body.rows:
+                table.add_row(*[cell.content for cell in row.cells])
+        yield table
+
+
+class _ListItem(rich_markdown.ListItem):
+    """Numbers with a dot (`1.`), and task items (`[ ]`, `[x]`) as checkboxes."""
+
+    def _task_mark(self) -> str | None:
+        items = list(self.elements)
+        first = items[0] if items else None
+        text = getattr(first, "text", None)
+        if not isinstance(text, Text):
+            return None
+        for prefix, mark in (("[ ] ", "☐"), ("[x] ", "☑"), ("[X] ", "☑")):
+            if text.plain.startswith(prefix):
+                first.text = text[len(prefix) :]  # type: ignore[union-attr]
+                return mark
+        return None
+
+    def render_bullet(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        mark = self._task_mark()
+        render_options = options.update(width=options.max_width - 3)
+        lines = console.render_lines(self.elements, render_options, style=self.style)
+        style = console.get_style("markdown.item.bullet", default="none")
+        bullet = Segment(f" {mark or '•'} ", style)
+        padding = Segment("   ", style)
+        new_line = Segment("\n")
+        for index, line in enumerate(lines):
+            yield bullet if index == 0 else padding
+            yield from line
+            yield new_line
+
+    def render_number(
+        self, console: Console, options: ConsoleOptions, number: int, last_number: int
+    ) -> RenderResult:
+        width = len(str(last_number)) + 3
+        render_options = options.update(width=options.max_width - width)
+        lines = console.render_lines(self.elements, render_options, style=self.style)
+        style = console.get_style("markdown.item.number", default="none")
+        numeral = Segment(f"{number}.".rjust(width - 1) + " ", style)
+        padding = Segment(" " * width, style)
+        new_line = Segment("\n")
+        for index, line in enumerate(lines):
+            yield numeral if index == 0 else padding
+            yield from line
+            yield new_line
+
+
+class TranscriptMarkdown(rich_markdown.Markdown):
+    """Rich's Markdown with the transcript's look (see the element classes above)."""
+
+    elements: ClassVar[dict[str, type[rich_markdown.MarkdownElement]]] = {
+        **rich_markdown.Markdown.elements,
+        "heading_open": _Heading,
+        "fence": _CodeBlock,
+        "code_block": _CodeBlock,
+        "blockquote_open": _BlockQuote,
+        "hr": _HorizontalRule,
+        "table_open": _Table,
+        "list_item_open": _ListItem,
+    }
+
+    def __init__(
+        self,
+        markup: str,
+        code_theme: str,
+        code_background: str | None,
+        tokens: list[Token] | None = None,
+    ) -> None:
+        # Not super().__init__: it builds a new MarkdownIt parser each time, which costs more
+        # than rendering a streaming tail does; and the splitter may have parsed it already.
+        self.markup = markup
+        self.parsed = tokens if tokens is not None else _PARSER.parse(markup)
+        self.code_theme = code_theme
+        self.justify = None
+        self.style = "none"
+        self.hyperlinks = True
+        self.inline_code_lexer = None
+        self.inline_code_theme = code_theme
+        self.code_background = code_background

@@ -1,0 +1,8 @@
+"""The dialogs over the chat screen: quit, keys, mode and settings, search."""
+
+from acp_tui.ui.screens.help import HelpScreen
+from acp_tui.ui.screens.quit import QuitScreen
+from acp_tui.ui.screens.search import SearchScreen
+from acp_tui.ui.screens.settings import SettingsScreen, next_mode
+
+__all__ = ["HelpScreen", "QuitScreen", "SearchScreen", "SettingsScreen", "next_mode"]

@@ -1,0 +1,107 @@
+"""F1: every key, grouped by where it works."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+KEYS: list[tuple[str, list[tuple[str, str]]]] = [
+    (
+        "Prompt",
+        [
+            ("enter", "send (queued while busy)"),
+            ("shift+enter  ctrl+j", "new line"),
+            ("↑ ↓ at the edges", "earlier prompts, this workspace"),
+            ("/", "the agent's commands"),
+            ("@", "mention a file"),
+            ("tab", "queue: enter edits, del removes"),
+        ],
+    ),
+    (
+        "Turn",
+        [
+            ("ctrl+c  esc", "cancel the turn, keep the draft"),
+            ("ctrl+c", "on an empty prompt: quit"),
+            ("ctrl+q", "quit"),
+        ],
+    ),
+    (
+        "Permission",
+        [
+            ("a  A", "allow once / always"),
+            ("r  R", "reject once / always"),
+            ("← → enter", "pick an option"),
+        ],
+    ),
+    (
+        "Transcript",
+        [
+            ("pgup pgdn", "scroll (up stops following)"),
+            ("ctrl+end  end", "follow the stream again"),
+            ("alt+↑  ctrl+↑", "browse blocks, then ↑ ↓ j k"),
+            ("enter  space", "expand or fold the block"),
+            ("c  y", "copy the block (OSC 52)"),
+            ("ctrl+f", "search the whole session"),
+        ],
+    ),
+    (
+        "Panels",
+        [
+            ("f2", "mode, model, other settings"),
+            ("shift+tab", "next mode"),
+            ("f12", "protocol inspector"),
+            ("ctrl+p", "command palette"),
+            ("f1", "this help"),
+        ],
+    ),
+]
+
+
+def help_content(groups: list[tuple[str, list[tuple[str, str]]]]) -> Content:
+    lines: list[Content] = []
+    for title, keys in groups:
+        if lines:
+            lines.append(Content(""))
+        lines.append(Content.styled(title, "bold $text-primary"))
+        for key, what in keys:
+            lines.append(Content.assemble((f"{key:<19}", "bold $text-accent"), what))
+    return Content("\n").join(lines)
+
+
+class HelpScreen(ModalScreen[None]):
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape,f1,q", "dismiss", "Close")]
+
+    DEFAULT_CSS = """
+    HelpScreen > VerticalScroll {
+        width: 118;
+        max-width: 96%;
+        height: auto;
+        max-height: 94%;
+        padding: 1 2;
+        border: round $accent;
+        border-title-color: $text-accent;
+        border-title-style: bold;
+        border-subtitle-color: $text-muted;
+        background: $surface;
+    }
+    HelpScreen Horizontal { height: auto; }
+    HelpScreen Static { width: 1fr; }
+    HelpScreen Static.-left { margin: 0 4 0 0; }
+    """
+
+    def compose(self) -> ComposeResult:
+        scroll = VerticalScroll()
+        scroll.border_title = "Keys"
+        scroll.border_subtitle = "esc to close · ctrl+p lists every action"
+        with scroll, Horizontal():
+            yield Static(help_content(KEYS[:3]), classes="-left")
+            yield Static(help_content(KEYS[3:]))
+
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(None)

@@ -1,0 +1,1 @@
+"""The widgets of the chat screen, one per kind of thing shown."""

@@ -1,0 +1,82 @@
+"""What every transcript block shares: it can be focused, expanded, copied and searched.
+
+A block shows one timeline item (a message, a tool call, a plan, a notice) and is patched in
+place by `sync` whenever the item changes; it is never re-created for an update.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from textual.binding import Binding, BindingType
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+
+
+class Block(Widget):
+    """One timeline item in the transcript."""
+
+    can_focus = True
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("enter,space", "toggle", "Expand", show=True),
+        Binding("c,y", "copy", "Copy", show=True),
+    ]
+
+    DEFAULT_CSS = """
+    Block {
+        width: 1fr;
+        height: auto;
+        padding: 0 1;
+        margin: 1 0 0 0;
+    }
+    Block:focus {
+        background: $boost;
+    }
+    """
+
+    _ready = False
+    """Set by each block's `on_mount`: before it, the children `sync` patches may not exist."""
+
+    expanded: reactive[bool] = reactive(False)
+    """Whether the block shows everything (raw input/output, long diffs, whole terminals)."""
+
+    class CopyRequested(Message):
+        """The user asked to copy a block's text to the clipboard."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    def __init__(self, item: Any, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self.item = item
+
+    def sync(self, delta: Any = None) -> None:
+        """The item changed (`delta` is what was appended, when it was an append)."""
+
+    def text(self) -> str:
+        """The block's content as plain text, for copying and searching."""
+        return ""
+
+    def can_expand(self) -> bool:
+        return False
+
+    def watch_expanded(self, expanded: bool) -> None:
+        self.set_class(expanded, "-expanded")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "toggle":
+            return self.can_expand()
+        return True
+
+    def action_toggle(self) -> None:
+        self.expanded = not self.expanded
+
+    def action_copy(self) -> None:
+        self.post_message(self.CopyRequested(self.text()))
+
+    def on_click(self) -> None:
+        if self.can_expand():
+            self.expanded = not self.expanded

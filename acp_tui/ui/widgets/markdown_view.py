@@ -1,0 +1,286 @@
+"""Streaming Markdown that stays fast however long the answer grows.
+
+Appends are only buffered; at most once per frame the buffer is folded in. The text is kept as
+*finished* pieces (whole top-level blocks that nothing appended later can change) and a live
+*tail* (the last block). Finished pieces are rendered once per width; only the tail is parsed
+and rendered again on each frame. A frame therefore costs the size of the tail, not of the
+message, and a message of 20,000 chunks streams as smoothly as one of twenty.
+
+A finished piece remembers its height; its lines live in the shared `STRIPS` budget and are
+rendered again when scrolled back to (see `strip_cache` for why). Non-text content (images,
+resources) becomes a chip between the Markdown pieces.
+"""
+
+from __future__ import annotations
+
+import time
+from bisect import bisect_right
+from dataclasses import dataclass
+
+from markdown_it.token import Token
+from rich.console import RenderableType
+from textual.geometry import Region
+from textual.strip import Strip
+from textual.timer import Timer
+
+from acp_tui.protocol.content import ContentBlock
+from acp_tui.ui.render.chips import chip_text
+from acp_tui.ui.render.markdown import TranscriptMarkdown, split_blocks
+from acp_tui.ui.render.strip_cache import STRIPS
+from acp_tui.ui.widgets.strips_view import StripsView, render_strips
+
+FRAME = 1 / 60
+"""Seconds between two renders of a streaming tail: the screen cannot show more."""
+FOLD_STEP = 256
+"""Characters of new text taken in at a time (Rich renders about 150 KB/s)."""
+FOLD_TIME = 0.012
+"""Seconds a frame may spend taking in new text. When text arrives faster than Rich renders
+it (a fast agent, a replay), the rest waits for the next frame instead of freezing the UI."""
+
+
+@dataclass(slots=True, eq=False)
+class _Piece:
+    """A finished part of the message: one Markdown block, or a chip."""
+
+    markdown: str | None = None
+    tokens: list[Token] | None = None
+    """The parse of `markdown`, kept only until the first render."""
+    chip: ContentBlock | None = None
+    height: int = 0
+    lines: list[Strip] | None = None
+    top: int = 0
+    """The piece's first line in the widget (blank separator lines included)."""
+
+
+class MarkdownView(StripsView):
+    """Markdown text that grows by `append`, shown through the Line API."""
+
+    DEFAULT_CSS = """
+    MarkdownView {
+        width: 1fr;
+        height: auto;
+    }
+    """
+
+    def __init__(
+        self, text: str = "", *, id: str | None = None, classes: str | None = None
+    ) -> None:
+        super().__init__(id=id, classes=classes)
+        self._pieces: list[_Piece] = []
+        self._tops: list[int] = []
+        """`top` of each piece, for bisecting a line number to its piece."""
+        self._frozen_height = 0
+        self._tail = ""
+        self._tail_tokens: list[Token] | None = None
+        self._tail_lines: list[Strip] = []
+        self._pending: list[str] = [text] if text else []
+        self._width = -1
+        """The width every height and cached line is for; -1: nothing measured yet."""
+        self._timer: Timer | None = None
+        self._last_flush = 0.0
+
+    # -- content ------------------------------------------------------------------------------
+
+    @property
+    def source(self) -> str:
+        """All the Markdown text given so far (chips excluded)."""
+        finished = "".join(p.markdown for p in self._pieces if p.markdown is not None)
+        return finished + self._tail + "".join(self._pending)
+
+    @property
+    def settled(self) -> bool:
+        """True when no appended text waits for a frame (a view not laid out yet, or hidden,
+        takes all its text in at its first layout)."""
+        return not self._pending or self._width < 0
+
+    def append(self, text: str) -> None:
+        """Add text to the end; it shows within a frame."""
+        if not text:
+            return
+        self._pending.append(text)
+        self._schedule()
+
+    def add_chip(self, block: ContentBlock) -> None:
+        """End the current Markdown and show a chip for `block` after it."""
+        self._fold_pending()
+        if self._tail.strip():
+            self._add_piece(_Piece(markdown=self._tail, tokens=self._tail_tokens))
+        self._tail, self._tail_lines, self._tail_tokens = "", [], None
+        self._add_piece(_Piece(chip=block))
+        self._changed(layout=True)
+
+    def clear(self) -> None:
+        for piece in self._pieces:
+            STRIPS.forget(piece)
+        self._pieces, self._tops = [], []
+        self._frozen_height = 0
+        self._tail, self._tail_lines, self._tail_tokens = "", [], None
+        self._pending.clear()
+        self.invalidate()
+
+    def flush(self) -> None:
+        """Take in what was appended (a frame's worth of it) and repaint what changed."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._last_flush = time.monotonic()
+        if not self._pending:
+            return
+        if self._width < 0:
+            self._changed(layout=True)  # not measured yet: the first layout takes it all in
+            return
+        before = self._line_count()
+        frozen_before = self._frozen_height
+        deadline = time.perf_counter() + FOLD_TIME
+        while self._pending and time.perf_counter() < deadline:
+            self._fold_pending(FOLD_STEP)
+        if self._pending:
+            self._schedule()
+        self._render_tail()
+        if self._line_count() != before or self._frozen_height != frozen_before:
+            self._changed(layout=True)
+        else:
+            region = Region(0, self._tail_top(), self.size.width, len(self._tail_lines))
+            self._changed(region=region)
+
+    # -- folding ------------------------------------------------------------------------------
+
+    def _schedule(self) -> None:
+        if self._timer is not None or not self.is_attached:
+            return
+        wait = self._last_flush + FRAME - time.monotonic()
+        # Textual timers divide by their delay: never ask for zero.
+        self._timer = self.set_timer(max(wait, 0.001), self.flush, name="markdown-flush")
+
+    def _fold_pending(self, budget: int | None = None) -> None:
+        """Move pending text (up to `budget` characters) into the tail, and the tail's
+        finished blocks into pieces."""
+        if not self._pending:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
+        if budget is not None and len(text) > budget:
+            text, rest = text[:budget], text[budget:]
+            self._pending.append(rest)
+        blocks = split_blocks(self._tail + text)
+        live = blocks.pop() if blocks else None
+        self._tail = live.text if live is not None else ""
+        self._tail_tokens = live.tokens if live is not None else None
+        for block in blocks:
+            # One piece per block: blocks are then always one blank line apart, however the
+            # text happened to be cut into chunks.
+            self._add_piece(_Piece(markdown=block.text, tokens=block.tokens))
+
+    def _add_piece(self, piece: _Piece) -> None:
+        previous = self._pieces[-1] if self._pieces else None
+        self._pieces.append(piece)
+        if self._width >= 0:
+            self._measure(piece, previous)
+
+    def _measure(self, piece: _Piece, previous: _Piece | None) -> None:
+        """Render `piece` at the current width, and place it after `previous`."""
+        self._render_piece(piece)
+        gap = 0
+        if previous is not None and piece.height:
+            gap = 0 if (piece.chip is not None and previous.chip is not None) else 1
+        piece.top = self._frozen_height + gap
+        self._tops.append(piece.top)
+        self._frozen_height = piece.top + piece.height
+
+    # -- rendering ----------------------------------------------------------------------------
+
+    def _renderable(self, markdown: str, tokens: list[Token] | None = None) -> RenderableType:
+        palette = self.palette
+        return TranscriptMarkdown(markdown, palette.code_theme, palette.code_background, tokens)
+
+    def _render_piece(self, piece: _Piece) -> list[Strip]:
+        if piece.chip is not None:
+            renderable: RenderableType = chip_text(piece.chip)
+        else:
+            renderable = self._renderable(piece.markdown or "", piece.tokens)
+            piece.tokens = None  # rendering again (another width, or evicted) parses again
+        lines = render_strips(self.palette, renderable, self._width)
+        STRIPS.forget(piece)
+        piece.lines, piece.height = lines, len(lines)
+        STRIPS.touch(piece)
+        return lines
+
+    def _render_tail(self) -> None:
+        if self._tail.strip():
+            renderable = self._renderable(self._tail, self._tail_tokens)
+            self._tail_lines = render_strips(self.palette, renderable, self._width)
+        else:
+            self._tail_lines = []
+
+    def _tail_top(self) -> int:
+        return self._frozen_height + (1 if self._frozen_height and self._tail_lines else 0)
+
+    def _line_count(self) -> int:
+        return self._tail_top() + len(self._tail_lines)
+
+    def _changed(self, *, layout: bool = False, region: Region | None = None) -> None:
+        if not self.is_attached:
+            return
+        if layout:
+            self.refresh(layout=True)
+        elif region is not None and region.height:
+            self.refresh(region)
+
+    def _ensure_width(self, width: int) -> None:
+        width = max(1, width)
+        if self._pending and self._width < 0:
+            # First layout: take in what the widget was created with. Later text arrives
+            # through `flush`, a frame's worth at a time.
+            self._fold_pending()
+        if width == self._width:
+            return
+        self._width = width
+        self._tops, self._frozen_height = [], 0
+        previous = None
+        for piece in self._pieces:
+            self._measure(piece, previous)
+            previous = piece
+        self._render_tail()
+        self._lines_width = width
+
+    # -- StripsView ---------------------------------------------------------------------------
+
+    def invalidate(self) -> None:
+        self._width = -1
+        super().invalidate()
+
+    def lines_for(self, width: int) -> list[Strip]:
+        self._ensure_width(width)
+        return self._tail_lines
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        self._ensure_width(width)
+        return self._line_count()
+
+    def get_content_width(self, container: object, viewport: object) -> int:
+        return getattr(container, "width", 80)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        self._ensure_width(width)
+        base = self.rich_style
+        line: Strip | None = None
+        if y < self._frozen_height:
+            index = bisect_right(self._tops, y) - 1
+            if index >= 0:
+                piece = self._pieces[index]
+                lines = piece.lines
+                if lines is None:
+                    lines = self._render_piece(piece)
+                else:
+                    STRIPS.touch(piece)
+                offset = y - piece.top
+                if 0 <= offset < len(lines):
+                    line = lines[offset]
+        else:
+            offset = y - self._tail_top()
+            if 0 <= offset < len(self._tail_lines):
+                line = self._tail_lines[offset]
+        if line is None:
+            return Strip.blank(width, base)
+        return line.apply_style(base)

@@ -1,0 +1,106 @@
+"""The user's prompts and the agent's answers."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+
+from acp_tui.protocol.content import block_text
+from acp_tui.session.state import Message
+from acp_tui.ui.render.chips import chip_text
+from acp_tui.ui.widgets.block import Block
+from acp_tui.ui.widgets.markdown_view import MarkdownView
+from acp_tui.ui.widgets.render_view import RenderView
+
+
+class UserMessage(Block):
+    """A prompt as the user sent it: plain text (what they typed, not rendered Markdown) and a
+    chip for each file or image attached."""
+
+    DEFAULT_CSS = """
+    UserMessage {
+        background: $boost;
+        border-left: outer $accent;
+        padding: 0 1;
+    }
+    UserMessage:focus {
+        background: $boost-lighten-2;
+        border-left: outer $accent-lighten-2;
+    }
+    """
+
+    item: Message
+
+    def __init__(self, item: Message, *, id: str | None = None, classes: str | None = None):
+        super().__init__(item, id=id, classes=classes)
+        self._view = RenderView(self._content)
+
+    def compose(self) -> ComposeResult:
+        yield self._view
+
+    def _content(self) -> RenderableType:
+        parts: list[RenderableType] = []
+        text = "".join(block_text(block) for block in self.item.content)
+        if text:
+            parts.append(Text(text.rstrip("\n")))
+        parts.extend(chip_text(block) for block in self.item.content if block.type != "text")
+        return Group(*parts)
+
+    def sync(self, delta: Any = None) -> None:
+        self._view.invalidate()
+
+    def text(self) -> str:
+        return self.item.text
+
+
+class AgentMessage(Block):
+    """The agent's answer: streaming Markdown, chips for anything that is not text."""
+
+    DEFAULT_CSS = """
+    AgentMessage {
+        padding: 0 1 0 2;
+    }
+    """
+
+    item: Message
+
+    def __init__(self, item: Message, *, id: str | None = None, classes: str | None = None):
+        super().__init__(item, id=id, classes=classes)
+        self._view = MarkdownView()
+        self._fed = 0
+        """How many of the message's blocks the view was given."""
+        self._revision = item.revision
+        self._feed()
+
+    def compose(self) -> ComposeResult:
+        yield self._view
+
+    def sync(self, delta: Any = None) -> None:
+        if self.item.revision != self._revision:
+            # Replaced, not appended to: start over.
+            self._revision = self.item.revision
+            self._fed = 0
+            self._view.clear()
+        self._feed()
+
+    def _feed(self) -> None:
+        content = self.item.content
+        for block in content[self._fed :]:
+            if block.type == "text":
+                self._view.append(block_text(block))
+            else:
+                self._view.add_chip(block)
+        self._fed = len(content)
+
+    def flush(self) -> None:
+        self._view.flush()
+
+    @property
+    def settled(self) -> bool:
+        return self._view.settled
+
+    def text(self) -> str:
+        return self.item.text

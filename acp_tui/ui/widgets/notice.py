@@ -1,0 +1,84 @@
+"""Errors, stop reasons and anything the client could not read, as a line in the transcript."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from textual.app import ComposeResult
+from textual.content import Content
+from textual.widgets import Static
+
+from acp_tui.session.state import Notice
+from acp_tui.ui.widgets.block import Block
+
+SEVERITY_MARKS = {
+    "error": ("✗", "$text-error"),
+    "warning": ("!", "$text-warning"),
+    "info": ("ℹ", "$text-primary"),  # noqa: RUF001
+    "unknown": ("?", "$foreground-muted"),
+    "write": ("✎", "$text-success"),
+}
+DETAIL_LINES = 3
+"""Lines of detail shown until the notice is expanded."""
+
+
+class NoticeLine(Block):
+    """A notice: a mark, a title, and (dimmed, folded when long) the detail."""
+
+    DEFAULT_CSS = """
+    NoticeLine {
+        padding: 0 1 0 2;
+    }
+    NoticeLine.-error {
+        background: $error 10%;
+        border-left: outer $error;
+        padding: 0 1;
+    }
+    NoticeLine.-unknown {
+        color: $text-muted;
+    }
+    NoticeLine > Static {
+        width: 1fr;
+    }
+    """
+
+    item: Notice
+
+    def compose(self) -> ComposeResult:
+        yield Static()
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.add_class(f"-{self.item.severity}")
+        self.sync()
+
+    def can_expand(self) -> bool:
+        if self.item.severity == "write":
+            return bool(self.item.detail)
+        return (
+            len((self.item.detail or "").splitlines()) > DETAIL_LINES
+            or len(self.item.detail or "") > 300
+        )
+
+    def watch_expanded(self, expanded: bool) -> None:
+        super().watch_expanded(expanded)
+        self.sync()
+
+    def sync(self, delta: Any = None) -> None:
+        if not self._ready:
+            return
+        notice = self.item
+        mark, style = SEVERITY_MARKS.get(notice.severity, ("•", "$foreground-muted"))
+        parts: list[Content] = [Content.assemble((f"{mark} ", f"bold {style}"), notice.title)]
+        detail = (notice.detail or "").rstrip()
+        if notice.severity == "write" and not self.expanded:
+            detail = ""  # the tool call shows the diff; the notice keeps it a key away
+        if detail:
+            if not self.expanded and self.can_expand():
+                lines = detail.splitlines()[:DETAIL_LINES]
+                detail = "\n".join(line[:300] for line in lines) + "\n… (enter for more)"
+            parts.append(Content.styled(detail, "$foreground-muted"))
+        self.query_one(Static).update(Content("\n").join(parts))
+
+    def text(self) -> str:
+        return "\n".join(p for p in (self.item.title, self.item.detail) if p)

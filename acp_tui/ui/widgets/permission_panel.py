@@ -1,0 +1,255 @@
+"""The permission dialog: what the agent wants to do, and single-key answers.
+
+Requests queue in the order they came. Each is bound to the turn it arrived in: a request
+that was answered `cancelled` (the user cancelled the turn, or the turn ended) leaves the queue
+and can never be approved afterwards, whatever key is pressed then.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rich.console import Group, RenderableType
+from rich.text import Text
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.content import Content
+from textual.message import Message
+from textual.reactive import reactive
+from textual.widget import Widget
+from textual.widgets import Static
+
+from acp_tui.session.controller import PendingPermission
+from acp_tui.session.state import SessionState
+from acp_tui.ui.widgets.diff_view import DiffView
+from acp_tui.ui.widgets.render_view import RenderView
+from acp_tui.ui.widgets.tool_call import KIND_ICONS, inline_code
+
+OPTION_KEYS = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
+OPTION_STYLES = {
+    "allow_once": "$text-success",
+    "allow_always": "$text-success",
+    "reject_once": "$text-error",
+    "reject_always": "$text-error",
+}
+
+
+class PermissionPanel(Widget, can_focus=True):
+    """Shows the oldest waiting request; answers it with a key."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("a", "choose_kind('allow_once')", "Allow once", show=False),
+        Binding("A,shift+a", "choose_kind('allow_always')", "Allow always", show=False),
+        Binding("r", "choose_kind('reject_once')", "Reject", show=False),
+        Binding("R,shift+r", "choose_kind('reject_always')", "Reject always", show=False),
+        Binding("left,up,shift+tab", "move(-1)", "Previous option", show=False),
+        Binding("right,down,tab", "move(1)", "Next option", show=False),
+        Binding("enter", "choose_selected", "Choose", show=True),
+    ]
+
+    DEFAULT_CSS = """
+    PermissionPanel {
+        display: none;
+        height: auto;
+        max-height: 60%;
+        margin: 0 1;
+        padding: 0 1;
+        border: round $warning;
+        border-title-color: $text-warning;
+        border-title-style: bold;
+        border-subtitle-color: $text-muted;
+        background: $warning 6%;
+    }
+    PermissionPanel.-open { display: block; }
+    PermissionPanel:focus { border: round $warning-lighten-1; }
+    PermissionPanel > .permission--title { text-style: bold; margin: 0 0 0 0; }
+    PermissionPanel > .permission--description { color: $text-muted; }
+    PermissionPanel > .permission--detail { margin: 1 0 0 0; max-height: 20; }
+    PermissionPanel > DiffView { max-height: 20; }
+    PermissionPanel > .permission--options { margin: 1 0 0 0; }
+    """
+
+    selected: reactive[int] = reactive(0)
+    """The option Enter would choose."""
+
+    class Answered(Message):
+        """A request was answered (or dropped): the panel may close, focus may move back."""
+
+        def __init__(self, remaining: int) -> None:
+            super().__init__()
+            self.remaining = remaining
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.queue: list[PendingPermission] = []
+        self.state: SessionState | None = None
+        self.root: Path | None = None
+        self._shown: PendingPermission | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(classes="permission--title")
+        yield Static(classes="permission--description")
+        yield RenderView(self._detail, classes="permission--detail")
+        yield Static(classes="permission--options")
+
+    # -- the queue ----------------------------------------------------------------------------
+
+    @property
+    def current(self) -> PendingPermission | None:
+        self._prune()
+        return self.queue[0] if self.queue else None
+
+    def add(self, pending: PendingPermission) -> None:
+        self.queue.append(pending)
+        self._refresh()
+
+    def prune(self) -> None:
+        """Drop requests that were answered elsewhere (a cancel, the end of the turn)."""
+        before = len(self.queue)
+        self._prune()
+        if len(self.queue) != before or (self.queue and self.queue[0] is not self._shown):
+            self._refresh()
+            self.post_message(self.Answered(len(self.queue)))
+
+    def _prune(self) -> None:
+        self.queue = [pending for pending in self.queue if not pending.done]
+
+    # -- showing ------------------------------------------------------------------------------
+
+    def _refresh(self) -> None:
+        current = self.current
+        self.set_class(current is not None, "-open")
+        if current is None:
+            self._shown = None
+            return
+        if current is not self._shown:
+            self._shown = current
+            self.selected = 0
+        request = current.request
+        call = self._tool_call(current)
+        count = f" · 1 of {len(self.queue)}" if len(self.queue) > 1 else ""
+        self.border_title = f"⚠ Permission needed{count}"
+        self.border_subtitle = "a allow · A always · r reject · R always reject · ←→ enter"
+        icon = KIND_ICONS.get(call.kind, "◆") if call is not None else "◆"
+        title = request.title or (call.title if call is not None else "") or "The agent asks"
+        kind = f"{call.kind}  " if call is not None else ""
+        self.query_one(".permission--title", Static).update(
+            Content.assemble((f"{icon} {kind}", "$text-accent not bold"), inline_code(title))
+        )
+        description = self.query_one(".permission--description", Static)
+        description.display = bool(request.description)
+        description.update(Content(request.description or ""))
+        for old in self.query(DiffView):
+            old.remove()
+        detail = self.query_one(".permission--detail", RenderView)
+        diffs = [item for item in (call.content if call is not None else []) if item.type == "diff"]
+        if diffs:
+            detail.display = False
+            for item in diffs[:3]:
+                self.mount(DiffView(item, self.root), before=self.query_one(".permission--options"))
+        else:
+            detail.display = True
+            detail.invalidate()
+        self._render_options()
+
+    def _tool_call(self, pending: PendingPermission) -> Any:
+        if self.state is None or pending.tool_call_id is None:
+            return None
+        return self.state.tool_calls.get(pending.tool_call_id)
+
+    def _detail(self) -> RenderableType:
+        current = self._shown
+        if current is None:
+            return Text("")
+        subject = current.request.subject
+        if subject is not None and subject.command:
+            command = Text("$ ", "acp.accent")
+            command.append(subject.command, "bold")
+            parts: list[RenderableType] = [command]
+            if subject.cwd:
+                parts.append(Text(f"in {subject.cwd}", "acp.muted"))
+            return Group(*parts)
+        call = self._tool_call(current)
+        raw = call.raw_input if call is not None else None
+        if isinstance(raw, dict) and isinstance(raw.get("command"), str | list):
+            command_text = raw["command"]
+            if isinstance(command_text, list):
+                command_text = " ".join(map(str, command_text))
+            return Text.assemble(("$ ", "acp.accent"), (command_text, "bold"))
+        if call is not None and call.locations:
+            return Text("  ".join(location.path for location in call.locations), "acp.muted")
+        if raw is not None:
+            try:
+                code = json.dumps(raw, indent=2, ensure_ascii=False, default=str)
+            except (TypeError, ValueError):
+                code = repr(raw)
+            palette = self.query_one(".permission--detail", RenderView).palette
+            from rich.syntax import Syntax  # on first use: see render.markdown
+
+            return Syntax(code, "json", theme=palette.code_theme, word_wrap=True)
+        return Text("")
+
+    def _render_options(self) -> None:
+        current = self._shown
+        if current is None:
+            return
+        parts: list[Content] = []
+        for index, option in enumerate(current.request.options):
+            key = OPTION_KEYS.get(option.kind, str(index + 1) if index < 9 else "")
+            style = OPTION_STYLES.get(option.kind, "$foreground")
+            label = option.name or option.kind or option.option_id
+            if index == self.selected:
+                parts.append(
+                    Content.assemble(
+                        (f" {key} ", f"bold {style} reverse"),
+                        (f" {label} ", f"bold {style} underline"),
+                    )
+                )
+            else:
+                parts.append(Content.assemble((f" {key} ", f"bold {style}"), f" {label} "))
+        self.query_one(".permission--options", Static).update(Content("   ").join(parts))
+
+    def watch_selected(self) -> None:
+        if self.children:
+            self._render_options()
+
+    # -- answering ----------------------------------------------------------------------------
+
+    def _answer(self, option_id: str) -> None:
+        current = self.current
+        if current is None:
+            return
+        # `select` on a request cancelled meanwhile does nothing: a stale key approves nothing.
+        current.select(option_id)
+        self.prune()
+
+    def action_choose_kind(self, kind: str) -> None:
+        current = self.current
+        if current is None:
+            return
+        option = next((o for o in current.request.options if o.kind == kind), None)
+        if option is not None:
+            self._answer(option.option_id)
+
+    def action_move(self, step: int) -> None:
+        current = self.current
+        if current is not None and current.request.options:
+            self.selected = (self.selected + step) % len(current.request.options)
+
+    def action_choose_selected(self) -> None:
+        current = self.current
+        if current is not None and current.request.options:
+            self._answer(current.request.options[self.selected].option_id)
+
+    def on_key(self, event: events.Key) -> None:
+        # Options without a known kind answer to their number.
+        current = self.current
+        if current is None or not event.character or not event.character.isdigit():
+            return
+        index = int(event.character) - 1
+        if 0 <= index < len(current.request.options):
+            event.stop()
+            self._answer(current.request.options[index].option_id)

@@ -1,0 +1,173 @@
+"""The prompt: multi-line, Enter sends, Shift+Enter or Ctrl+J for a newline, Up/Down at the
+edges walk the history, and `/command` or `@path` at the cursor open a completion menu."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from textual import events
+from textual.message import Message
+from textual.widgets import TextArea
+
+from acp_tui.ui.widgets.completion_menu import CompletionMenu
+
+_TOKEN = re.compile(r"(?:^|\s)(@[^\s]*)$")
+
+
+@dataclass(frozen=True, slots=True)
+class CompletionQuery:
+    """What the text at the cursor asks to complete: a `command` name or a `path`."""
+
+    kind: str
+    query: str
+    start: int
+    """Column where the token being completed starts (its `/` or `@`)."""
+
+
+class PromptInput(TextArea):
+    """Where the user writes to the agent."""
+
+    DEFAULT_CSS = """
+    PromptInput {
+        height: auto;
+        min-height: 3;
+        max-height: 12;
+        border: round $foreground 20%;
+        padding: 0 1;
+        background: $background;
+    }
+    PromptInput:focus {
+        border: round $accent 80%;
+        background: $background;
+    }
+    PromptInput.-busy:focus {
+        border: round $warning 60%;
+    }
+    PromptInput .text-area--placeholder {
+        color: $text-muted 60%;
+    }
+    """
+
+    class Submitted(Message):
+        """The user pressed Enter on a prompt."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+
+    class HistoryMove(Message):
+        """Up on the first line (-1) or Down on the last (+1): show another past prompt."""
+
+        def __init__(self, step: int) -> None:
+            super().__init__()
+            self.step = step
+
+    class CompletionWanted(Message):
+        """The token at the cursor can be completed (or, with None, no longer can)."""
+
+        def __init__(self, query: CompletionQuery | None) -> None:
+            super().__init__()
+            self.query = query
+
+    def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
+        super().__init__(
+            id=id,
+            soft_wrap=True,
+            tab_behavior="focus",
+            show_line_numbers=False,
+            placeholder=placeholder,
+            compact=False,
+        )
+        self.menu: CompletionMenu | None = None
+        self._query: CompletionQuery | None = None
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    async def _on_key(self, event: events.Key) -> None:
+        key = event.key
+        menu = self.menu
+        if menu is not None and menu.display and menu.option_count:
+            handled = True
+            if key == "up":
+                menu.action_cursor_up()
+            elif key == "down":
+                menu.action_cursor_down()
+            elif key in ("tab", "enter"):
+                self.accept_completion()
+            elif key == "escape":
+                self.close_completion()
+            else:
+                handled = False
+            if handled:
+                event.stop()
+                event.prevent_default()
+                return
+        if key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Submitted(self.text))
+            return
+        if key in ("shift+enter", "ctrl+j", "alt+enter"):
+            event.stop()
+            event.prevent_default()
+            self.insert("\n")
+            return
+        if key == "up" and self.cursor_at_first_line:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.HistoryMove(-1))
+            return
+        if key == "down" and self.cursor_at_last_line:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.HistoryMove(1))
+            return
+        await super()._on_key(event)
+
+    def set_text(self, text: str) -> None:
+        """Replace the draft, cursor at the end."""
+        self.load_text(text)
+        last = self.document.line_count - 1
+        self.move_cursor((last, len(self.document.get_line(last))))
+
+    # -- completion ---------------------------------------------------------------------------
+
+    def _on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self._update_query()
+
+    def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
+        self._update_query()
+
+    def _update_query(self) -> None:
+        query = self.completion_query()
+        if query != self._query:
+            self._query = query
+            self.post_message(self.CompletionWanted(query))
+
+    def completion_query(self) -> CompletionQuery | None:
+        row, column = self.cursor_location
+        line = self.document.get_line(row)[:column]
+        if row == 0 and line.startswith("/") and " " not in line:
+            return CompletionQuery("command", line[1:], 0)
+        match = _TOKEN.search(line)
+        if match is not None:
+            token = match.group(1)
+            return CompletionQuery("path", token[1:], column - len(token))
+        return None
+
+    def accept_completion(self) -> None:
+        menu, query = self.menu, self._query
+        if menu is None or query is None:
+            return
+        value = menu.selected_value()
+        if value is None:
+            return
+        row, column = self.cursor_location
+        prefix = "/" if query.kind == "command" else "@"
+        self.replace(f"{prefix}{value} ", (row, query.start), (row, column))
+        self.close_completion()
+
+    def close_completion(self) -> None:
+        if self.menu is not None:
+            self.menu.display = False

@@ -1,0 +1,89 @@
+"""A widget that shows pre-rendered lines through the Line API.
+
+Rich renders content once per width into `Strip`s; the widget answers `render_line` from that
+list, so scrolling and repainting never re-render Rich content, and a height query costs a
+`len()`. Subclasses say how to build the lines (`build_lines`) and call `invalidate` when their
+content changes.
+"""
+
+from __future__ import annotations
+
+from rich.console import RenderableType
+from rich.segment import Segment
+from rich.style import Style
+from textual.strip import Strip
+from textual.widget import Widget
+
+from acp_tui.ui.render.palette import Palette, palette_for
+
+
+def render_strips(palette: Palette, renderable: RenderableType, width: int) -> list[Strip]:
+    """`renderable` as lines `width` cells wide at most, blank lines around it dropped (the
+    caller spaces blocks itself)."""
+    lines = palette.console.render_lines(renderable, palette.options(width), pad=False)
+    strips = [Strip(line) for line in lines]
+    while strips and not strips[-1].text.strip():
+        strips.pop()
+    start = 0
+    while start < len(strips) and not strips[start].text.strip():
+        start += 1
+    return strips[start:] if start else strips
+
+
+BLANK = Strip([Segment("")], 0)
+
+
+class StripsView(Widget):
+    """Lines rendered once per width, shown through `render_line`."""
+
+    DEFAULT_CSS = """
+    StripsView {
+        width: 1fr;
+        height: auto;
+    }
+    """
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._lines: list[Strip] = []
+        self._lines_width = -1
+        """The width `_lines` were built for; -1 when they must be rebuilt."""
+
+    @property
+    def palette(self) -> Palette:
+        app = self.app
+        theme = app.current_theme
+        return palette_for(theme.name, app.theme_variables, theme.dark)
+
+    def build_lines(self, width: int) -> list[Strip]:
+        """Render the whole content at `width`."""
+        raise NotImplementedError
+
+    def lines_for(self, width: int) -> list[Strip]:
+        if width != self._lines_width:
+            self._lines = self.build_lines(max(1, width))
+            self._lines_width = width
+        return self._lines
+
+    def invalidate(self) -> None:
+        """The content changed: rebuild the lines on the next paint and re-measure."""
+        self._lines_width = -1
+        self.refresh(layout=True)
+
+    def on_mount(self) -> None:
+        self.app.theme_changed_signal.subscribe(self, lambda _theme: self.invalidate())
+
+    def get_content_width(self, container: object, viewport: object) -> int:
+        width = getattr(container, "width", 80)
+        return max((strip.cell_length for strip in self.lines_for(width)), default=0)
+
+    def get_content_height(self, container: object, viewport: object, width: int) -> int:
+        return len(self.lines_for(width))
+
+    def render_line(self, y: int) -> Strip:
+        width = self.size.width
+        lines = self.lines_for(width)
+        base: Style = self.rich_style
+        if 0 <= y < len(lines):
+            return lines[y].apply_style(base)
+        return Strip.blank(width, base)

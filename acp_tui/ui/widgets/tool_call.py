@@ -1,0 +1,308 @@
+"""A tool call as a card: kind icon, title, status pill, locations, and its content (text,
+diffs, live terminals, chips), with the raw input and output a keypress away."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from rich.console import RenderableType
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal, Vertical
+from textual.content import Content
+from textual.widget import Widget
+from textual.widgets import Static
+
+from acp_tui.protocol.content import ContentBlock, ToolCallContent, block_text
+from acp_tui.session.state import SessionState, ToolCallState
+from acp_tui.ui.render.chips import chip_text
+from acp_tui.ui.widgets.block import Block
+from acp_tui.ui.widgets.diff_view import DiffView, relative_path
+from acp_tui.ui.widgets.markdown_view import MarkdownView
+from acp_tui.ui.widgets.render_view import RenderView
+from acp_tui.ui.widgets.terminal_view import TerminalView
+
+KIND_ICONS = {
+    "read": "◧",
+    "edit": "✎",
+    "delete": "⌫",
+    "move": "⇄",
+    "search": "⌕",
+    "execute": "❯",  # noqa: RUF001
+    "think": "◌",
+    "fetch": "⇣",
+    "switch_mode": "⇋",
+}
+STATUS_LABELS = {
+    "pending": "○ pending",
+    "in_progress": "◐ running",
+    "completed": "✓ done",
+    "failed": "✗ failed",
+    "cancelled": "⊘ cancelled",
+}
+
+
+def inline_code(text: str) -> Content:
+    """A one-line title with its `code spans` styled as code (agents write titles in
+    Markdown: ``Run `pytest -q` ``)."""
+    parts = text.split("`")
+    if len(parts) < 3:
+        return Content(text)
+    pieces: list[Content | tuple[str, str] | str] = []
+    for index, part in enumerate(parts):
+        if index % 2 and index < len(parts) - 1:
+            pieces.append((part, "$text-accent"))
+        else:
+            pieces.append(part if index % 2 == 0 else f"`{part}")
+    return Content.assemble(*pieces)
+
+
+class ToolText(MarkdownView):
+    """A `content` item that is text: Markdown, like the agent's messages."""
+
+    def __init__(self, item: ToolCallContent) -> None:
+        super().__init__(_content_text(item))
+        self._item = item
+
+    def accepts(self, item: ToolCallContent) -> bool:
+        return item.type == "content" and _is_text(item)
+
+    def sync(self, item: ToolCallContent) -> None:
+        if item is self._item:
+            return
+        old, new = _content_text(self._item), _content_text(item)
+        self._item = item
+        if new.startswith(old):
+            self.append(new[len(old) :])
+        else:
+            self.clear()
+            self.append(new)
+
+
+class ToolChip(RenderView):
+    """A `content` item that is not text (an image, a resource): a chip."""
+
+    def __init__(self, item: ToolCallContent) -> None:
+        self._item = item
+        super().__init__(self._chip)
+
+    def _chip(self) -> RenderableType:
+        block = self._item.content
+        if isinstance(block, ContentBlock):
+            return chip_text(block)
+        # A content item of a type from the future: say what it is, never drop it.
+        return Text(f"◆ {self._item.type}", "acp.muted")
+
+    def accepts(self, item: ToolCallContent) -> bool:
+        return item.type != "diff" and item.type != "terminal" and not _is_text(item)
+
+    def sync(self, item: ToolCallContent) -> None:
+        if item is not self._item:
+            self._item = item
+            self.invalidate()
+
+
+def _is_text(item: ToolCallContent) -> bool:
+    return isinstance(item.content, ContentBlock) and item.content.type == "text"
+
+
+def _content_text(item: ToolCallContent) -> str:
+    return block_text(item.content) if isinstance(item.content, ContentBlock) else ""
+
+
+class ToolCallCard(Block):
+    """One tool call, patched in place as its updates arrive."""
+
+    DEFAULT_CSS = """
+    ToolCallCard {
+        border: round $foreground 20%;
+        padding: 0 1;
+        margin: 1 1 0 1;
+    }
+    ToolCallCard:focus {
+        border: round $accent 70%;
+        background: $boost;
+    }
+    ToolCallCard.-failed { border: round $error 60%; }
+    ToolCallCard.-cancelled { border: round $foreground 12%; }
+    ToolCallCard .tool--head { height: 1; width: 1fr; }
+    ToolCallCard .tool--kind { width: auto; color: $accent; padding: 0 1 0 0; }
+    ToolCallCard .tool--title {
+        width: 1fr; height: 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis;
+    }
+    ToolCallCard .tool--status { width: auto; padding: 0 1; }
+    ToolCallCard .tool--status.-pending { color: $text-muted; background: $foreground 8%; }
+    ToolCallCard .tool--status.-in_progress { color: $text-warning; background: $warning 15%; }
+    ToolCallCard .tool--status.-completed { color: $text-success; background: $success 15%; }
+    ToolCallCard .tool--status.-failed { color: $text-error; background: $error 20%; }
+    ToolCallCard .tool--status.-cancelled { color: $text-muted; background: $foreground 8%; }
+    ToolCallCard .tool--locations { color: $text-muted; height: auto; }
+    ToolCallCard .tool--body { height: auto; }
+    ToolCallCard .tool--body > MarkdownView { margin: 1 0 0 0; }
+    ToolCallCard .tool--raw { display: none; margin: 1 0 0 0; }
+    ToolCallCard.-expanded .tool--raw { display: block; }
+    ToolCallCard.-empty .tool--body { display: none; }
+    """
+
+    item: ToolCallState
+
+    def __init__(
+        self,
+        item: ToolCallState,
+        state: SessionState,
+        root: Path | None,
+        *,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(item, id=id)
+        self.state = state
+        self.root = root
+        self._status = ""
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(classes="tool--head"):
+            yield Static(classes="tool--kind")
+            yield Static(classes="tool--title")
+            yield Static(classes="tool--status")
+        yield Static(classes="tool--locations")
+        yield Vertical(classes="tool--body")
+        yield RenderView(self._raw, classes="tool--raw")
+
+    def on_mount(self) -> None:
+        self._ready = True
+        self.sync()
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def terminal_ids(self) -> set[str]:
+        return {
+            item.terminal_id
+            for item in self.item.content
+            if item.type == "terminal" and isinstance(item.terminal_id, str)
+        }
+
+    def sync(self, delta: Any = None) -> None:
+        if not self._ready:
+            return
+        call = self.item
+        icon = KIND_ICONS.get(call.kind, "◆")
+        self.query_one(".tool--kind", Static).update(Content(f"{icon} {call.kind}"))
+        self.query_one(".tool--title", Static).update(
+            inline_code(call.title or call.name or call.id)
+        )
+        if call.status != self._status:
+            pill = self.query_one(".tool--status", Static)
+            pill.remove_class(f"-{self._status}")
+            self.remove_class(f"-{self._status}")
+            self._status = call.status
+            pill.add_class(f"-{call.status}")
+            self.add_class(f"-{call.status}")
+            pill.update(Content(STATUS_LABELS.get(call.status, call.status)))
+        locations = self.query_one(".tool--locations", Static)
+        locations.display = bool(call.locations)
+        if call.locations:
+            locations.update(Content("  ".join(self._location(x) for x in call.locations)))
+        self._sync_body()
+        self.set_class(not call.content, "-empty")
+        if self.expanded:
+            self.query_one(".tool--raw", RenderView).invalidate()
+
+    def _location(self, location: Any) -> str:
+        path = relative_path(location.path, self.root)
+        line = location.line
+        return f"{path}:{line}" if isinstance(line, int) else path
+
+    def _sync_body(self) -> None:
+        body = self.query_one(".tool--body", Vertical)
+        children = list(body.children)
+        content = self.item.content
+        for index, item in enumerate(content):
+            if index < len(children):
+                child = children[index]
+                if child.accepts(item):  # type: ignore[attr-defined]
+                    child.sync(item)  # type: ignore[attr-defined]
+                    continue
+                for stale in children[index:]:
+                    stale.remove()
+                children = children[:index]
+            widget = self._widget_for(item)
+            body.mount(widget)
+            children.append(widget)
+        for stale in children[len(content) :]:
+            stale.remove()
+
+    def _widget_for(self, item: ToolCallContent) -> Widget:
+        if item.type == "diff":
+            diff = DiffView(item, self.root)
+            diff.expanded = self.expanded
+            return diff
+        if item.type == "terminal":
+            terminal = TerminalView(item, self.state, self._command())
+            terminal.expanded = self.expanded
+            return terminal
+        if _is_text(item):
+            return ToolText(item)
+        return ToolChip(item)
+
+    def _command(self) -> str | None:
+        raw = self.item.raw_input
+        command = raw.get("command") if isinstance(raw, dict) else None
+        if isinstance(command, list):
+            return " ".join(map(str, command))
+        return command if isinstance(command, str) else None
+
+    def terminal_changed(self, terminal_id: str) -> None:
+        for view in self.query(TerminalView):
+            if view.terminal_id == terminal_id:
+                view.output_changed()
+
+    # -- Block --------------------------------------------------------------------------------
+
+    def can_expand(self) -> bool:
+        return True
+
+    def watch_expanded(self, expanded: bool) -> None:
+        super().watch_expanded(expanded)
+        if not self._ready:
+            return
+        for view in self.query(DiffView):
+            view.set_expanded(expanded)
+        for terminal in self.query(TerminalView):
+            terminal.set_expanded(expanded)
+        self.query_one(".tool--raw", RenderView).invalidate()
+
+    def _raw(self) -> RenderableType:
+        call = self.item
+        raw = {"input": call.raw_input, "output": call.raw_output}
+        raw = {key: value for key, value in raw.items() if value is not None}
+        if not raw:
+            return Text("no raw input or output", "acp.muted")
+        try:
+            code = json.dumps(raw, indent=2, ensure_ascii=False, default=str)
+        except (TypeError, ValueError):
+            code = repr(raw)
+        palette = self.query_one(".tool--raw", RenderView).palette
+        from rich.syntax import Syntax  # on first use: see render.markdown
+
+        return Syntax(
+            code,
+            "json",
+            theme=palette.code_theme,
+            background_color=palette.code_background,
+            word_wrap=True,
+        )
+
+    def text(self) -> str:
+        parts = [self.item.title]
+        for child in self.query_one(".tool--body", Vertical).children:
+            if isinstance(child, DiffView | TerminalView):
+                parts.append(child.text())
+            elif isinstance(child, MarkdownView):
+                parts.append(child.source)
+        for item in self.item.content:
+            if item.type == "content" and not _is_text(item):
+                parts.append(f"[{item.type}]")
+        return "\n\n".join(p for p in parts if p)

@@ -1,0 +1,81 @@
+"""How full the context window is, what the session cost, and the current mode and model."""
+
+from __future__ import annotations
+
+from textual.content import Content
+from textual.reactive import reactive
+from textual.widgets import Static
+
+BAR_CELLS = 20
+
+
+def human_tokens(count: int) -> str:
+    if count >= 1_000_000:
+        return f"{count / 1_000_000:.1f}M"
+    if count >= 10_000:
+        return f"{count / 1000:.0f}k"
+    if count >= 1000:
+        return f"{count / 1000:.1f}k"
+    return str(count)
+
+
+class UsageBar(Static):
+    """`context ━━━━━──────── 12.3k / 200k 6%  ·  $0.0123  ·  mode Ask  ·  model Demo Fast`"""
+
+    DEFAULT_CSS = """
+    UsageBar {
+        height: 1;
+        width: 1fr;
+        padding: 0 2;
+        color: $text-muted;
+    }
+    """
+
+    used: reactive[int | None] = reactive(None)
+    """Tokens in the context window (`usage_update.used`)."""
+    window: reactive[int | None] = reactive(None)
+    """The context window's size (`usage_update.size`)."""
+    cost: reactive[str] = reactive("")
+    """The session's cost so far, formatted with its currency, when the agent sends it."""
+    settings: reactive[str] = reactive("")
+    """The current mode and model, e.g. `mode Ask · model Demo Fast`."""
+
+    def watch_used(self) -> None:
+        self._redraw()
+
+    def watch_window(self) -> None:
+        self._redraw()
+
+    def watch_cost(self) -> None:
+        self._redraw()
+
+    def watch_settings(self) -> None:
+        self._redraw()
+
+    def _redraw(self) -> None:
+        parts: list[Content] = []
+        used, size = self.used, self.window
+        if used is not None and size:
+            ratio = max(0.0, min(1.0, used / size))
+            filled = round(ratio * BAR_CELLS)
+            colour = (
+                "$text-success"
+                if ratio < 0.6
+                else "$text-warning"
+                if ratio < 0.85
+                else "$text-error"
+            )
+            parts.append(
+                Content.assemble(
+                    "context ",
+                    ("━" * filled, colour),
+                    ("━" * (BAR_CELLS - filled), "$foreground 15%"),
+                    f" {human_tokens(used)} / {human_tokens(size)} ",
+                    (f"{ratio:.0%}", "bold"),
+                )
+            )
+        if self.cost:
+            parts.append(Content(self.cost))
+        if self.settings:
+            parts.append(Content(self.settings))
+        self.update(Content("  ·  ").join(parts))

@@ -1,0 +1,208 @@
+"""Regenerate `screenshots/*.svg` from the real app on the built-in demo agent.
+
+    python scripts/screenshots.py            # every scene
+    python scripts/screenshots.py plan tour  # some of them
+
+Each scene starts a fresh app and demo agent (no delays) in a scratch workspace, drives it the
+way a person would, and saves what the screen shows. The SVGs keep their spaces for viewers
+that collapse them (rsvg), so `rsvg-convert` renders them faithfully to PNG.
+"""
+
+from __future__ import annotations
+
+import os
+
+# Before Textual is imported: a spinner frozen mid-turn makes screenshots repeatable.
+os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
+
+import asyncio
+import shutil
+import sys
+import tempfile
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from acp_tui.ui.app import AcpApp
+from acp_tui.ui.pilot import (
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_permission,
+    wait_started,
+    wait_until,
+)
+from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.transcript import Transcript
+
+OUT = Path(__file__).resolve().parent.parent / "screenshots"
+SIZE = (120, 36)
+Scene = Callable[[AcpApp, Pilot[int]], Awaitable[None]]
+
+
+async def _top(app: AcpApp, pilot: Pilot[int]) -> None:
+    transcript = app.chat.query_one(Transcript)
+    transcript.scroll_home(animate=False, immediate=True)
+    await pilot.pause()
+
+
+async def welcome(app: AcpApp, pilot: Pilot[int]) -> None:
+    await pilot.pause(0.2)
+
+
+async def markdown(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "markdown")
+    await wait_idle(app, pilot)
+    await _top(app, pilot)
+
+
+async def markdown_end(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "markdown")
+    await wait_idle(app, pilot)
+
+
+async def think(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "think")
+    await wait_idle(app, pilot)
+    await _top(app, pilot)
+
+
+async def plan(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "plan")
+    await wait_idle(app, pilot)
+    await _top(app, pilot)
+
+
+async def tools(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "tools")
+    await wait_idle(app, pilot)
+
+
+async def diff(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "/edit app.py")
+    await wait_permission(app, pilot)
+
+
+async def diff_done(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "/edit app.py")
+    await wait_permission(app, pilot)
+    await pilot.press("a")
+    await wait_idle(app, pilot)
+
+
+async def permission(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "permission")
+    await wait_permission(app, pilot)
+
+
+async def terminal(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "/run printf 'line %s\\n' 1 2 3 && echo done")
+    await wait_permission(app, pilot)
+    await pilot.press("a")
+    await wait_idle(app, pilot)
+
+
+async def cancelled(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "slow 30")
+    await wait_until(pilot, lambda: app.session is not None and app.session.busy)
+    await pilot.pause(0.3)
+    app.chat.query_one("#prompt").insert("my draft survives the cancel")  # type: ignore[attr-defined]
+    await pilot.press("ctrl+c")
+    await wait_idle(app, pilot)
+
+
+async def queued(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "slow 30")
+    await wait_until(pilot, lambda: app.session is not None and app.session.busy)
+    await send(app, pilot, "markdown")
+    await send(app, pilot, "plan")
+    await pilot.pause(0.3)
+
+
+async def settings(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "hello")
+    await wait_idle(app, pilot)
+    await pilot.press("f2")
+    await pilot.pause(0.2)
+
+
+async def commands(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "help")
+    await wait_idle(app, pilot)
+    await pilot.press("/", "e")
+    await pilot.pause(0.2)
+
+
+async def inspector(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "plan")
+    await wait_idle(app, pilot)
+    await pilot.press("f12")
+    await pilot.pause(0.2)
+
+
+async def keys(app: AcpApp, pilot: Pilot[int]) -> None:
+    await pilot.press("f1")
+    await pilot.pause(0.2)
+
+
+async def tour(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "tour")
+    panel = app.chat.query_one(PermissionPanel)
+    while True:  # allow each request as it comes, until the turn ends
+        await wait_until(pilot, lambda: panel.queue or not app.session.busy, timeout=30)  # type: ignore[union-attr]
+        if not panel.queue:
+            break
+        await pilot.press("a")
+    await wait_idle(app, pilot, timeout=30)
+
+
+SCENES: dict[str, Scene] = {
+    "welcome": welcome,
+    "markdown": markdown,
+    "markdown-end": markdown_end,
+    "thought": think,
+    "plan": plan,
+    "tools": tools,
+    "diff": diff,
+    "diff-done": diff_done,
+    "permission": permission,
+    "terminal": terminal,
+    "cancelled": cancelled,
+    "queued": queued,
+    "settings": settings,
+    "commands": commands,
+    "inspector": inspector,
+    "keys": keys,
+    "tour": tour,
+}
+
+
+async def shoot(name: str, scene: Scene, scratch: Path) -> Path:
+    workspace = demo_workspace(scratch / "workspace")
+    app = demo_app(workspace, scratch / "state")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_started(app, pilot)
+        await scene(app, pilot)
+        svg = app.export_screenshot(title=f"acp-tui · {name}")
+    # rsvg (and some other viewers) collapse leading spaces in <text> unless told not to.
+    svg = svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
+    path = OUT / f"{name}.svg"
+    path.write_text(svg, encoding="utf-8")
+    return path
+
+
+async def main(names: list[str]) -> None:
+    OUT.mkdir(exist_ok=True)
+    # The same path every time: the header shows it.
+    scratch = Path(tempfile.gettempdir()) / "acp-tui-demo"
+    for name in names or list(SCENES):
+        shutil.rmtree(scratch, ignore_errors=True)
+        path = await shoot(name, SCENES[name], scratch)
+        print(path.relative_to(OUT.parent))
+    shutil.rmtree(scratch, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    asyncio.run(main(sys.argv[1:]))

@@ -1,0 +1,144 @@
+"""The streaming Markdown view: split into finished blocks, render only the tail, lose nothing."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+
+from acp_tui.demo.texts import MARKDOWN_SHOWCASE
+from acp_tui.protocol.content import ContentBlock
+from acp_tui.ui.render.markdown import block_starts, finished_blocks, lexer_for_path, lexer_named
+from acp_tui.ui.render.strip_cache import StripCache
+from acp_tui.ui.widgets.markdown_view import MarkdownView
+
+
+@pytest.mark.parametrize(
+    ("source", "blocks", "tail"),
+    [
+        ("", [], ""),
+        ("one paragraph", [], "one paragraph"),
+        ("# Title\n\nbody", ["# Title\n\n"], "body"),
+        ("a\n\nb\n\nc", ["a\n\n", "b\n\n"], "c"),
+        ("```py\ncode\n\nmore", [], "```py\ncode\n\nmore"),  # an open fence is one block
+        ("p\n\n| a | b |\n|---|---|\n| 1 | 2 |\n", ["p\n\n"], "| a | b |\n|---|---|\n| 1 | 2 |\n"),
+    ],
+)
+def test_finished_blocks_splits_before_the_live_block(
+    source: str, blocks: list[str], tail: str
+) -> None:
+    assert finished_blocks(source) == (blocks, tail)
+
+
+def test_any_chunking_finishes_the_same_blocks() -> None:
+    """However the text is cut, the pieces joined are the text, and every finished block is
+    one the whole text has too."""
+    text = MARKDOWN_SHOWCASE * 3
+    whole = set(_blocks(text))
+    for seed in range(5):
+        rng = random.Random(seed)
+        tail, finished = "", []
+        position = 0
+        while position < len(text):
+            step = rng.randint(1, 80)
+            done, tail = finished_blocks(tail + text[position : position + step])
+            finished.extend(done)
+            position += step
+        assert "".join(finished) + tail == text
+        assert set(finished) <= whole | {tail}
+
+
+def _blocks(text: str) -> list[str]:
+    starts = block_starts(text)
+    return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=False)]
+
+
+def test_lexers_are_found_without_plugins() -> None:
+    assert lexer_named("python") is not None
+    assert lexer_named("pyt") is None  # a fence still streaming its language name
+    assert lexer_for_path("src/app.py") is not None
+    assert lexer_for_path("notes.unknownext") is None
+
+
+def test_strip_cache_keeps_a_budget_of_lines() -> None:
+    class Piece:
+        def __init__(self, n: int) -> None:
+            self.lines: list[object] | None = [object()] * n
+
+    cache = StripCache(budget=10)
+    pieces = [Piece(4) for _ in range(4)]
+    for piece in pieces:
+        cache.touch(piece)  # type: ignore[arg-type]
+    assert cache.size <= 10
+    assert pieces[0].lines is None and pieces[-1].lines is not None
+
+
+class _ViewApp(App[None]):
+    CSS = "VerticalScroll { scrollbar-gutter: stable; }"
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield MarkdownView(id="streamed")
+            yield MarkdownView(MARKDOWN_SHOWCASE, id="whole")
+
+
+def _text_lines(view: MarkdownView) -> list[str]:
+    return [view.render_line(y).text.rstrip() for y in range(view._line_count())]
+
+
+async def test_streamed_text_renders_like_the_whole_text() -> None:
+    app = _ViewApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        streamed = app.query_one("#streamed", MarkdownView)
+        whole = app.query_one("#whole", MarkdownView)
+        rng = random.Random(7)
+        position = 0
+        while position < len(MARKDOWN_SHOWCASE):
+            step = rng.randint(1, 12)
+            streamed.append(MARKDOWN_SHOWCASE[position : position + step])
+            position += step
+            if rng.random() < 0.1:
+                await pilot.pause()
+        while not streamed.settled:
+            await pilot.pause(0.02)
+        await pilot.pause()
+        assert streamed.source == MARKDOWN_SHOWCASE
+        assert _text_lines(streamed) == _text_lines(whole)
+        assert any("Markdown, streamed" in line for line in _text_lines(streamed))
+
+
+async def test_only_the_tail_is_rendered_again() -> None:
+    app = _ViewApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one("#streamed", MarkdownView)
+        view.append("# One\n\nfirst paragraph\n\n")
+        view.flush()
+        await pilot.pause()
+        pieces_before = list(view._pieces)
+        view.append("second paragraph, still growing")
+        view.flush()
+        await pilot.pause()
+        # The finished pieces are the same objects: not re-rendered, not re-created.
+        assert view._pieces[: len(pieces_before)] == pieces_before
+        assert view._tail == "second paragraph, still growing"
+
+
+async def test_chips_sit_between_markdown_pieces() -> None:
+    app = _ViewApp()
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one("#streamed", MarkdownView)
+        view.append("Here is the picture:")
+        view.add_chip(
+            ContentBlock(type="image", mime_type="image/png", data="aGVsbG8=", uri="cat.png")
+        )
+        view.append("\n\nand some text after it.")
+        view.flush()
+        await pilot.pause()
+        lines = _text_lines(view)
+        assert any("image" in line and "cat.png" in line and "image/png" in line for line in lines)
+        assert lines.index(next(x for x in lines if "picture" in x)) < lines.index(
+            next(x for x in lines if "cat.png" in x)
+        )
+        assert "after it" in lines[-1]
