@@ -487,3 +487,36 @@ def test_unknown_content_block_types_are_kept() -> None:
         ]
     )
     assert state.messages["m"].content[0].type == "_hologram"
+
+
+@pytest.mark.parametrize(
+    "reported,shown",
+    [("failed", "cancelled"), ("in_progress", "cancelled"), ("completed", "completed")],
+)
+def test_after_a_cancel_the_agents_late_status_does_not_undo_it(reported: str, shown: str) -> None:
+    state = SessionState(session_id="s")
+    reducer.begin_turn(state, [text_block("go")])
+    feed(
+        [
+            {
+                "sessionUpdate": "tool_call",
+                "toolCallId": "c",
+                "title": "Run",
+                "status": "in_progress",
+            }
+        ],
+        state,
+    )
+    reducer.cancel_turn(state)
+    feed([{"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": reported}], state)
+    assert state.tool_calls["c"].status == shown
+
+
+def test_client_terminals_keep_their_command_and_the_newest_output() -> None:
+    state = SessionState(session_id="s")
+    reducer.terminal_started(state, "t1", "pytest -q", "/ws")
+    reducer.terminal_output(state, "t1", b"x" * reducer.TERMINAL_KEEP_BYTES)
+    reducer.terminal_output(state, "t1", b"tail")
+    terminal = state.terminals["t1"]
+    assert (terminal.command, terminal.cwd, terminal.truncated) == ("pytest -q", "/ws", True)
+    assert len(terminal.output) == reducer.TERMINAL_KEEP_BYTES and terminal.output.endswith(b"tail")

@@ -39,6 +39,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -85,6 +86,8 @@ OnOutput = Callable[[str, bytes], None]
 
 OnExit = Callable[[str, int | None, str | None], None]
 """(terminal id, exit code, signal name): once, when the command has exited."""
+OnStart = Callable[[str, str, str], None]
+"""(terminal id, the command line as a shell would show it, its working directory)."""
 
 _REAPER_SCRIPT = """\
 import os, signal, sys, time
@@ -306,6 +309,7 @@ class TerminalService:
         self,
         workspace: Workspace,
         *,
+        on_start: OnStart | None = None,
         on_output: OnOutput | None = None,
         on_exit: OnExit | None = None,
         default_output_limit: int = DEFAULT_OUTPUT_LIMIT,
@@ -316,6 +320,7 @@ class TerminalService:
         self.default_output_limit = default_output_limit
         self.max_output_limit = max_output_limit
         self.kill_grace = kill_grace
+        self._on_start = on_start
         self._on_output = on_output
         self._on_exit = on_exit
         self._terminals: dict[str, _Terminal] = {}
@@ -377,6 +382,8 @@ class TerminalService:
             raise RpcError(INTERNAL_ERROR, _CLOSING)
         self._reaper.watch(terminal.pid)
         self._terminals[terminal.id] = terminal
+        if self._on_start is not None:
+            self._on_start(terminal.id, shlex.join(argv), str(cwd))
         return CreateTerminalResponse(terminal.id)
 
     def _finished(self, terminal: _Terminal) -> None:

@@ -193,6 +193,9 @@ class Session:
 
     # -- what the client services did for the agent --------------------------------------------
 
+    def terminal_started(self, terminal_id: str, command: str, cwd: str) -> None:
+        self.emit(reducer.terminal_started(self.state, terminal_id, command, cwd))
+
     def terminal_output(self, terminal_id: str, data: bytes) -> None:
         self.emit(reducer.terminal_output(self.state, terminal_id, data))
 
@@ -362,7 +365,10 @@ def build_services(session: Session) -> ClientServices:
     terminals = None
     if options.terminal:
         terminals = TerminalService(
-            workspace, on_output=session.terminal_output, on_exit=session.terminal_exited
+            workspace,
+            on_start=session.terminal_started,
+            on_output=session.terminal_output,
+            on_exit=session.terminal_exited,
         )
     return ClientServices(fs, terminals)
 
@@ -757,6 +763,14 @@ def _decode(params: msgspec.Raw, kind: type[Any]) -> Any:
         return msgspec.json.decode(params or b"null", type=kind)
     except msgspec.DecodeError as error:
         raise RpcError(INVALID_PARAMS, f"Invalid params: {error}") from error
+
+
+def _shown_path(path: Path, workspace: Path) -> str:
+    """A path as the user thinks of it: relative to the workspace when inside it."""
+    try:
+        return str(path.relative_to(workspace))
+    except ValueError:
+        return str(path)
 
 
 def _shape_version(response: m.InitializeResponse) -> int:

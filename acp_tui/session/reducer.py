@@ -137,6 +137,12 @@ def _upsert(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
 # -- tool calls -------------------------------------------------------------------------------
 
 
+def _keeps_cancelled(state: s.SessionState, call: s.ToolCallState, status: str | None) -> bool:
+    """After the user cancels, a call shown cancelled stays so, unless the agent says it did
+    complete: v1 has no `cancelled` status, so agents report the aborted call as failed."""
+    return state.status == "cancelling" and call.status == "cancelled" and status != "completed"
+
+
 def tool_call_for(state: s.SessionState, tool_call_id: str) -> s.ToolCallState:
     """The tool call with this id, created (and placed in the timeline) on first sight."""
     call = state.tool_calls.get(tool_call_id)
@@ -151,7 +157,7 @@ def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) ->
     omitted keeps, `null` resets to the default, a value replaces (lists wholesale)."""
     state.last_message = None  # text after a tool call is a new message
     call = tool_call_for(state, update.tool_call_id)
-    if update.status is not UNSET:
+    if update.status is not UNSET and not _keeps_cancelled(state, call, update.status):
         call.status = update.status or "pending"
     if update.title is not UNSET:
         call.title = update.title or ""
@@ -319,6 +325,12 @@ def _keep_output(terminal: s.TerminalState, data: bytes) -> None:
     if len(terminal.output) > TERMINAL_KEEP_BYTES:
         del terminal.output[: len(terminal.output) - TERMINAL_KEEP_BYTES]
         terminal.truncated = True
+
+
+def terminal_started(state: s.SessionState, terminal_id: str, command: str, cwd: str) -> Change:
+    terminal = terminal_for(state, terminal_id)
+    terminal.command, terminal.cwd = command, cwd
+    return Change("terminal", terminal)
 
 
 def terminal_exited(
