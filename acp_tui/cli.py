@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import inspect
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -195,10 +194,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         return asyncio.run(run_headless(agent.command, client_options, options))
     from acp_tui.ui.app import run_tui
 
-    if "startup" in inspect.signature(run_tui).parameters:
-        client_options.terminal_auth = True
-        return run_tui(agent.command, client_options, permission=permission, startup=startup)
-    # Until the TUI takes `startup` (sessions, records, sign-in), it runs the agent as before.
-    if args.resume is not None:
-        print("acp-tui: --resume works with -p for now; starting a new session", file=sys.stderr)
-    return run_tui(agent.command, client_options, permission=permission)
+    client_options.terminal_auth = True
+    return run_tui(agent.command, client_options, permission=permission, startup=startup)
