@@ -20,7 +20,7 @@ import pytest
 from acp_tui.protocol.client_methods import TerminalExitStatus
 from acp_tui.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 from acp_tui.services import terminals
-from acp_tui.services.terminals import TerminalService
+from acp_tui.services.terminals import TerminalService, command_line
 from acp_tui.services.workspace import Workspace
 from tests.test_services_kill import gone
 
@@ -334,3 +334,15 @@ async def test_a_group_seen_gone_is_never_signalled_again(
     monkeypatch.setattr(os, "killpg", lambda pgid, number: signals.append((pgid, number)))
     await service.release(ids(terminal))  # by now, the group id may be another process's
     assert signals == []
+
+
+@pytest.mark.parametrize(
+    "argv,shown",
+    [
+        (["sh", "-c", "printf 'a %s' 1 && echo done"], "printf 'a %s' 1 && echo done"),
+        (["/bin/bash", "-lc", "make test"], "make test"),
+        (["pytest", "-k", "two words"], "pytest -k 'two words'"),
+    ],
+)
+def test_commands_are_shown_as_typed(argv: list[str], shown: str) -> None:
+    assert command_line(argv) == shown

@@ -302,6 +302,16 @@ class _Terminal(asyncio.SubprocessProtocol):
         return not self.group_gone
 
 
+_SHELLS = frozenset({"sh", "bash", "zsh", "dash", "fish"})
+
+
+def command_line(argv: list[str]) -> str:
+    """A command as the user would type it: the script of `sh -c SCRIPT`, else argv quoted."""
+    if len(argv) == 3 and os.path.basename(argv[0]) in _SHELLS and argv[1] in ("-c", "-lc"):
+        return argv[2]
+    return shlex.join(argv)
+
+
 class TerminalService:
     """Serves `terminal/*` for one session: starts, watches, and always ends its commands."""
 
@@ -383,7 +393,7 @@ class TerminalService:
         self._reaper.watch(terminal.pid)
         self._terminals[terminal.id] = terminal
         if self._on_start is not None:
-            self._on_start(terminal.id, shlex.join(argv), str(cwd))
+            self._on_start(terminal.id, command_line(argv), str(cwd))
         return CreateTerminalResponse(terminal.id)
 
     def _finished(self, terminal: _Terminal) -> None:

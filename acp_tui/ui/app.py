@@ -23,8 +23,16 @@ from acp_tui.auth import AuthFailed, AuthRequired, run_in_terminal
 from acp_tui.config import AgentPolicy, Startup, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
-from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
-from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
+from acp_tui.records import (
+    NothingToResume,
+    Opened,
+    RecordStore,
+    SessionEntry,
+    list_sessions,
+    open_conversation,
+    start_conversation,
+)
+from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError, Rule
 from acp_tui.session.controller import (
     AgentClient,
     ClientOptions,
@@ -39,6 +47,7 @@ from acp_tui.ui.render.markdown import warm_up
 from acp_tui.ui.widgets.inspector import Inspector
 
 HERE = Path(__file__).parent
+STARTUP_ERRORS = (LaunchError, ProtocolMismatch, RpcError, OSError, AuthFailed, NothingToResume)
 IDLE_BEFORE_FULL_COLLECTION = 2.0
 """Seconds without a key press (and no turn running) before a full collection may run."""
 FULL_COLLECTION_EVERY = 30.0
@@ -60,6 +69,8 @@ class AcpApp(App[int]):
         Binding("ctrl+c", "cancel_turn", "Cancel", priority=True),
         Binding("ctrl+c", "interrupt", "Cancel", priority=True, show=False),
         Binding("ctrl+q", "quit", "Quit", priority=True),
+        Binding("ctrl+r", "restart_agent", "Restart agent", priority=True),
+        Binding("ctrl+o", "sessions", "Sessions", show=False),
         Binding("f1", "help", "Keys"),
     ]
 
@@ -91,6 +102,10 @@ class AcpApp(App[int]):
         self._thresholds: tuple[int, int, int] | None = None
         self._last_input = time.monotonic()
         self._last_full_collection = time.monotonic()
+        self.agent_running = True
+        """False once the agent exited or could not start: then it can be restarted."""
+        self.agent_unresponsive = False
+        """The agent ignored a cancel: it can be stopped (and restarted)."""
         self.started = asyncio.Event()
         """Set once the session is open (or the agent failed to start): for tests and tools."""
 
@@ -138,23 +153,99 @@ class AcpApp(App[int]):
             info = await client.start()
             chat.agent_started(info.label, info.protocol_version)
             session = self.session = await self._open_session(client)
-        except (
-            LaunchError,
-            ProtocolMismatch,
-            RpcError,
-            OSError,
-            AuthFailed,
-            NothingToResume,
-        ) as error:
-            chat.agent_failed(self._failure(error))
-            self.started.set()
+        except STARTUP_ERRORS as error:
+            self._agent_down(self._failure(error))
             return
         chat.attach(session)
         self.started.set()
+        await self._watch(client)
+
+    async def _watch(self, client: AgentClient) -> None:
+        """Until the agent exits; then say how (unless acp-tui stopped it to quit)."""
         await client.exited.wait()
         if not self._shutting_down:
             description = client.process.exit_description() if client.process else "agent exited"
-            chat.agent_exited(description)
+            self.agent_running = False
+            self.chat.agent_exited(description)
+            self.refresh_bindings()
+
+    def _agent_down(self, message: str) -> None:
+        self.agent_running = False
+        self.chat.agent_failed(message)
+        self.started.set()
+        self.refresh_bindings()
+
+    @work(group="agent", exclusive=True, exit_on_error=False)
+    async def restart_agent(self) -> None:
+        """Stop the agent (if it still runs: it may be deaf) and start it again; reopen the
+        session if the agent can (else a new one, the record of the old one kept above)."""
+        client, old = self.client, self.session
+        if client is None or self._shutting_down:
+            return
+        chat = self.chat
+        self.agent_running = True
+        self.agent_unresponsive = False
+        self.refresh_bindings()
+        chat.agent_restarting()
+        if self.opened is not None:
+            self.opened.close()
+            self.opened = None
+        try:
+            info = await client.restart()
+            chat.agent_started(info.label, info.protocol_version)
+            session = self.session = await self._reopen(client, old)
+        except STARTUP_ERRORS as error:
+            self._agent_down(self._failure(error))
+            return
+        chat.attach(session)
+        await self._watch(client)
+
+    async def _reopen(self, client: AgentClient, old: Session | None) -> Session:
+        if old is None:
+            return await self._open_session(client)
+        if self.startup is not None:
+            self.opened = await open_conversation(
+                client, self.store, self.startup.agent.name, session_id=old.id
+            )
+            return self.opened.session
+        if client.reopen_method(replay=False) is not None:
+            try:
+                return await client.open_session(old.id, replay=False, state=old.state)
+            except RpcError as error:
+                if isinstance(error, ConnectionClosed):
+                    raise
+                reason = error.message
+        else:
+            reason = "it cannot reopen sessions"
+        session = await client.new_session(state=old.state)
+        session.notice(
+            "warning",
+            f"The agent could not reopen the session ({reason}): the conversation goes on in "
+            "a new session, and the agent does not remember what is above.",
+        )
+        return session
+
+    def action_restart_agent(self) -> None:
+        self.restart_agent()
+
+    def agent_ignored_cancel(self) -> None:
+        """The agent did not confirm a cancel in time: offer to stop it (and restart it)."""
+        self.agent_unresponsive = True
+        self.refresh_bindings()
+        if self.session is not None:
+            self.session.notice(
+                "warning",
+                "The agent may be stuck: Ctrl+R stops and restarts it (your draft stays); "
+                "Ctrl+P, Stop the agent: only stops it",
+            )
+        self.notify("Ctrl+R stops and restarts it.", title="The agent ignored the cancel")
+
+    @work(group="stop", exclusive=True, exit_on_error=False)
+    async def stop_agent(self) -> None:
+        """Stop the agent process (its exit is then reported as any other)."""
+        if self.client is not None:
+            with contextlib.suppress(Exception):
+                await self.client.close()
 
     def _load_policy(self) -> PermissionPolicy:
         mode = self.permission
@@ -225,19 +316,43 @@ class AcpApp(App[int]):
             self.chat.query_one(Inspector).add(kind, text)
 
     async def _decide_permission(self, pending: PendingPermission) -> None:
-        kind = None
-        if pending.tool_call_id is not None:
-            call = pending.session.state.tool_calls.get(pending.tool_call_id)
-            kind = call.kind if call is not None else None
+        if not self.answer_by_policy(pending):
+            self.chat.ask_permission(pending)
+
+    def answer_by_policy(self, pending: PendingPermission) -> bool:
+        """Answer `pending` by a saved rule or the `--permission` mode, with a dim notice
+        saying which; False when the user is to decide."""
+        call = pending.tool_call
+        kind = call.kind if call is not None else None
         decision = self.policy.decide(pending.request, kind, workspace=self.options.cwd)
         if decision.ask:
-            self.chat.ask_permission(pending)
-            return
+            return False
         if decision.outcome == "selected" and decision.option_id is not None:
             pending.select(decision.option_id)
         else:
             pending.cancel()
-        pending.session.notice("info", f"Permission answered: {decision.reason}")
+        allowed = decision.option_id is not None and any(
+            o.option_id == decision.option_id and (o.kind or "").startswith("allow")
+            for o in pending.request.options
+        )
+        verb = "allowed" if allowed else "rejected"
+        if decision.rule is not None:
+            title = f"{verb} by rule: {decision.rule.describe()}"
+        else:
+            title = f"Permission answered: {decision.reason}"
+        pending.session.notice("auto", title)
+        return True
+
+    def save_rule(self, rule: Rule) -> None:
+        """Add `rule` to the policy and write the rules file (a failure: a warning)."""
+        self.policy.add_rule(rule)
+        try:
+            self.policy.save()
+        except OSError as error:
+            self.notify(str(error), title="Rule not saved", severity="error")
+            return
+        if self.session is not None:
+            self.session.notice("auto", f"rule saved: {rule.describe()}", str(self.policy.path))
 
     # -- quitting -----------------------------------------------------------------------------
 
@@ -265,6 +380,9 @@ class AcpApp(App[int]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
             return self.session is not None and self.session.busy and self.screen is self.chat
+        if action == "restart_agent":
+            down = not self.agent_running or self.agent_unresponsive
+            return down and self.client is not None and self.screen is self.chat
         return True
 
     def action_cancel_turn(self) -> None:
@@ -316,6 +434,76 @@ class AcpApp(App[int]):
 
         if self.session is not None:
             self.push_screen(SearchScreen(self.session, self.chat))
+
+    @property
+    def agent_name(self) -> str:
+        """The agent's name in the records (its config name)."""
+        if self.startup is not None:
+            return self.startup.agent.name
+        return self.client.info.name if self.client is not None else "agent"
+
+    @work(group="sessions", exclusive=True, exit_on_error=False)
+    async def action_sessions(self) -> None:
+        """The session picker; the chosen session replaces the one shown."""
+        from acp_tui.ui.screens import SessionsScreen
+
+        client = self.client if self.agent_running else None
+        entries = await list_sessions(client, self.store, self.agent_name, self.options.cwd)
+        current = self.session.id if self.session is not None else None
+        entry = await self.push_screen_wait(SessionsScreen(entries, current))
+        if entry is None or entry.session_id == current:
+            return
+        await self.switch_session(entry)
+
+    async def switch_session(self, entry: SessionEntry) -> None:
+        client, old = self.client, self.session
+        if client is None or not self.agent_running:
+            self.notify("Restart the agent first (Ctrl+R).", title="The agent is not running")
+            return
+        if old is not None and old.busy:
+            self.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
+            return
+        if self.opened is not None:
+            self.opened.close()
+            self.opened = None
+        if old is not None:
+            with contextlib.suppress(Exception):
+                await client.close_session(old)
+        try:
+            opened = await open_conversation(
+                client,
+                self.store,
+                self.agent_name,
+                session_id=entry.session_id,
+                record=entry.record,
+            )
+        except RpcError as error:
+            self.notify(error.message, title="The session could not be opened", severity="error")
+            if old is not None:
+                self.chat.attach(await self._reopen(client, old))
+            return
+        self.opened = opened
+        self.session = opened.session
+        self.chat.attach(opened.session)
+
+    def action_export(self) -> None:
+        """Write the session as Markdown in the workspace; a notice says where."""
+        from acp_tui.export import export_path, session_markdown
+
+        session = self.session
+        if session is None:
+            return
+        state = session.state
+        label = self.client.info.label if self.client is not None else None
+        text = session_markdown(state, agent=label, workspace=str(self.options.cwd))
+        path = export_path(self.options.cwd, state.title, state.session_id)
+        try:
+            path.write_text(text, encoding="utf-8")
+        except OSError as error:
+            self.notify(str(error), title="Not exported", severity="error")
+            return
+        session.notice("info", f"Exported to {path}")
+        self.notify(str(path), title="Exported to Markdown", timeout=4)
 
     def cycle_mode(self) -> None:
         from acp_tui.ui.screens import next_mode

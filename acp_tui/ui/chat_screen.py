@@ -120,11 +120,21 @@ class ChatScreen(Screen[None]):
         if self.session is None:
             return
         self.session.notice("error", "The agent stopped", description)
+        self.session.notice("info", "Ctrl+R restarts the agent (your draft stays)")
+
+    def agent_restarting(self) -> None:
+        self.query_one(SessionHeader).status = "starting"
 
     def attach(self, session: Session) -> None:
-        """Show `session` and follow its changes."""
+        """Show `session` and follow its changes (instead of the one shown, if any)."""
+        old = self.session
+        if old is not None and self._on_change in old.listeners:
+            old.listeners.remove(self._on_change)
         self.session = session
         session.listeners.append(self._on_change)
+        header = self.query_one(SessionHeader)
+        if header.status in ("exited", "starting"):
+            header.status = session.state.status
         transcript = self.query_one(Transcript)
         transcript.attach(session.state, self.workspace)
         if not session.state.timeline:
@@ -334,6 +344,17 @@ class ChatScreen(Screen[None]):
             if panel.has_focus or self.focused is None:
                 self.query_one(PromptInput).focus()
 
+    @on(PermissionPanel.RuleWanted)
+    def _rule_wanted(self, event: PermissionPanel.RuleWanted) -> None:
+        # The rule first: the agent's next request of this kind must find it.
+        self.app.save_rule(event.rule)
+        event.pending.select(event.option_id)
+        panel = self.query_one(PermissionPanel)
+        for pending in list(panel.queue):  # others waiting that the new rule answers
+            if not pending.done:
+                self.app.answer_by_policy(pending)
+        panel.prune()
+
     def _restore_title(self) -> None:
         if self._title_before is not None:
             self.app.set_terminal_title(self._title_before)
@@ -369,6 +390,7 @@ class ChatScreen(Screen[None]):
     def _cancel_ignored(self, session: Session) -> None:
         if session.busy and session.state.status == "cancelling":
             session.abandon_turn(f"The agent ignored the cancel for {CANCEL_GRACE:g} s")
+            self.app.agent_ignored_cancel()
 
     def action_scroll_transcript(self, direction: int) -> None:
         transcript = self.query_one(Transcript)

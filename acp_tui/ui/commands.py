@@ -23,6 +23,16 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
         yield SystemCommand(
             "Cancel the turn", "Stop the agent (your draft stays)", chat.cancel_turn
         )
+    if not app.agent_running or app.agent_unresponsive:
+        yield SystemCommand(
+            "Restart the agent",
+            "Start the agent again and reopen the session (Ctrl+R)",
+            app.action_restart_agent,
+        )
+    if app.agent_running:
+        yield SystemCommand(
+            "Stop the agent", "End the agent process (Ctrl+R starts it again)", app.stop_agent
+        )
     yield SystemCommand(
         "Mode and settings", "The agent's modes, models and options (F2)", app.action_settings
     )
@@ -40,6 +50,12 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
     )
     yield SystemCommand(
         "Browse blocks", "Focus the last block; then ↑ ↓ (Alt+↑)", chat.action_browse
+    )
+    yield SystemCommand(
+        "Sessions", "Open an earlier session in this workspace (Ctrl+O)", app.action_sessions
+    )
+    yield SystemCommand(
+        "Export to Markdown", "Write this session to a .md file in the workspace", app.action_export
     )
     yield SystemCommand(
         "Copy the last answer", "To the clipboard (OSC 52)", partial(copy_last_answer, app)

@@ -14,6 +14,7 @@ from pathlib import Path
 from textual.pilot import Pilot
 
 from acp_tui.cli import DEMO_AGENT
+from acp_tui.config import Config, Startup, demo_agent
 from acp_tui.session.controller import ClientOptions
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.markdown_view import MarkdownView
@@ -42,16 +43,24 @@ def demo_app(
     protocol_version: int = 1,
     permission: str = "ask",
     argv: list[str] | None = None,
+    record: bool = False,
 ) -> AcpApp:
-    """The app on the demo agent in `workspace`; history and rules kept under `state`."""
+    """The app on the demo agent in `workspace`; history and rules kept under `state`. With
+    `record`, conversations are recorded (in the data directory) as `acp-tui` does."""
     command = argv or [*DEMO_AGENT, "--speed", str(speed), "--no-persist"]
     options = ClientOptions(cwd=workspace, protocol_version=protocol_version)
+    startup = None
+    if record:
+        agent = demo_agent()
+        agent.command = command
+        startup = Startup(Config(state / "config.toml"), agent, permission)  # type: ignore[arg-type]
     return AcpApp(
         command,
         options,
         permission=permission,
         history_dir=state / "history",
         config_dir=state / "config",
+        startup=startup,
     )
 
 

@@ -36,6 +36,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("a  A", "allow once / always"),
             ("r  R", "reject once / always"),
+            ("w  W", "rule: always allow / reject"),
             ("← → enter", "pick an option"),
         ],
     ),
@@ -56,6 +57,8 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f2", "mode, model, other settings"),
             ("shift+tab", "next mode"),
             ("f12", "protocol inspector"),
+            ("ctrl+o", "sessions in this workspace"),
+            ("ctrl+r", "restart a dead or stuck agent"),
             ("ctrl+p", "command palette"),
             ("f1", "this help"),
         ],

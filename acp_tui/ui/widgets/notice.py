@@ -17,6 +17,7 @@ SEVERITY_MARKS = {
     "info": ("ℹ", "$text-primary"),  # noqa: RUF001
     "unknown": ("?", "$foreground-muted"),
     "write": ("✎", "$text-success"),
+    "auto": ("↳", "$foreground-muted"),
 }
 DETAIL_LINES = 3
 """Lines of detail shown until the notice is expanded."""
@@ -34,7 +35,7 @@ class NoticeLine(Block):
         border-left: outer $error;
         padding: 0 1;
     }
-    NoticeLine.-unknown {
+    NoticeLine.-unknown, NoticeLine.-auto {
         color: $text-muted;
     }
     NoticeLine > Static {

@@ -22,6 +22,7 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from acp_tui.services.permissions import Rule
 from acp_tui.session.controller import PendingPermission
 from acp_tui.session.state import SessionState
 from acp_tui.ui.widgets.diff_view import DiffView
@@ -35,6 +36,9 @@ OPTION_STYLES = {
     "reject_once": "$text-error",
     "reject_always": "$text-error",
 }
+RULE_KEYS = {"allow": "w", "reject": "W"}
+"""Keys that answer once and save a rule for the tool's kind in this workspace."""
+RULE_ANSWERS = {"allow": ("allow_once", "allow_always"), "reject": ("reject_once", "reject_always")}
 
 
 class PermissionPanel(Widget, can_focus=True):
@@ -45,6 +49,8 @@ class PermissionPanel(Widget, can_focus=True):
         Binding("A,shift+a", "choose_kind('allow_always')", "Allow always", show=False),
         Binding("r", "choose_kind('reject_once')", "Reject", show=False),
         Binding("R,shift+r", "choose_kind('reject_always')", "Reject always", show=False),
+        Binding("w", "save_rule('allow')", "Always allow here", show=False),
+        Binding("W,shift+w", "save_rule('reject')", "Always reject here", show=False),
         Binding("left,up,shift+tab", "move(-1)", "Previous option", show=False),
         Binding("right,down,tab", "move(1)", "Next option", show=False),
         Binding("enter", "choose_selected", "Choose", show=True),
@@ -81,6 +87,16 @@ class PermissionPanel(Widget, can_focus=True):
         def __init__(self, remaining: int) -> None:
             super().__init__()
             self.remaining = remaining
+
+    class RuleWanted(Message):
+        """Answer `pending` with `option_id`, and save `rule` so its kind is not asked again
+        in this workspace. The screen does both (the rule first), then calls `prune`."""
+
+        def __init__(self, pending: PendingPermission, option_id: str, rule: Rule) -> None:
+            super().__init__()
+            self.pending = pending
+            self.option_id = option_id
+            self.rule = rule
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -133,6 +149,8 @@ class PermissionPanel(Widget, can_focus=True):
         count = f" · 1 of {len(self.queue)}" if len(self.queue) > 1 else ""
         self.border_title = f"⚠ Permission needed{count}"
         self.border_subtitle = "a allow · A always · r reject · R always reject · ←→ enter"
+        if call is not None and call.kind:
+            self.border_subtitle += " · w/W rule for this workspace"
         icon = KIND_ICONS.get(call.kind, "◆") if call is not None else "◆"
         title = request.title or (call.title if call is not None else "") or "The agent asks"
         kind = f"{call.kind}  " if call is not None else ""
@@ -210,7 +228,27 @@ class PermissionPanel(Widget, can_focus=True):
                 )
             else:
                 parts.append(Content.assemble((f" {key} ", f"bold {style}"), f" {label} "))
-        self.query_one(".permission--options", Static).update(Content("   ").join(parts))
+        call = self._tool_call(current)
+        kind = call.kind if call is not None else None
+        rules: list[Content] = []
+        for decision, key in RULE_KEYS.items():
+            if kind and self._option_for(current, decision) is not None:
+                style = "$text-success" if decision == "allow" else "$text-error"
+                label = f"always {decision} {kind} here"
+                rules.append(Content.assemble((f" {key} ", f"bold {style}"), (f" {label} ", "")))
+        options = Content("   ").join(parts)
+        if rules:
+            options = Content("\n").join([options, Content("   ").join(rules)])
+        self.query_one(".permission--options", Static).update(options)
+
+    @staticmethod
+    def _option_for(pending: PendingPermission, decision: str) -> str | None:
+        """The option that answers `decision` ("allow" / "reject") once (else always)."""
+        for kind in RULE_ANSWERS[decision]:
+            option = next((o for o in pending.request.options if o.kind == kind), None)
+            if option is not None:
+                return option.option_id
+        return None
 
     def watch_selected(self) -> None:
         if self.children:
@@ -233,6 +271,16 @@ class PermissionPanel(Widget, can_focus=True):
         option = next((o for o in current.request.options if o.kind == kind), None)
         if option is not None:
             self._answer(option.option_id)
+
+    def action_save_rule(self, decision: str) -> None:
+        current = self.current
+        call = self._tool_call(current) if current is not None else None
+        if current is None or call is None or not call.kind or self.root is None:
+            return
+        option_id = self._option_for(current, decision)
+        if option_id is not None:
+            rule = Rule(call.kind, decision, workspace=str(self.root))  # type: ignore[arg-type]
+            self.post_message(self.RuleWanted(current, option_id, rule))
 
     def action_move(self, step: int) -> None:
         current = self.current

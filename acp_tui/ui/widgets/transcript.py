@@ -109,7 +109,12 @@ class Transcript(VerticalScroll, can_focus=False):
         self._update_following()
 
     def attach(self, state: SessionState, root: Path | None) -> None:
-        """Show `state` (whatever it already holds, then its changes)."""
+        """Show `state` (whatever it already holds, then its changes), instead of what is
+        shown."""
+        if self._blocks or self.children:
+            self.remove_children()
+            self._blocks.clear()
+            self._open_thoughts.clear()
         self.state = state
         self.root = root
         start = max(0, len(state.timeline) - MOUNTED_LIMIT)

@@ -1,0 +1,231 @@
+"""The TUI around the conversation: permission rules saved from the dialog, restarting a dead
+agent, the session picker and export, and hostile agents (the TUI half of the faults suite)."""
+
+from __future__ import annotations
+
+import sys
+import tomllib
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+from textual.pilot import Pilot
+from textual.widgets import OptionList
+
+from acp_tui.session.state import Message
+from acp_tui.ui import chat_screen
+from acp_tui.ui.app import AcpApp
+from acp_tui.ui.pilot import (
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_permission,
+    wait_started,
+    wait_until,
+)
+from acp_tui.ui.screens import SessionsScreen
+from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.message import UserMessage
+from acp_tui.ui.widgets.notice import NoticeLine
+from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.prompt_input import PromptInput
+from acp_tui.ui.widgets.session_header import SessionHeader
+from tests.agents.hostile import AGENTS
+
+AGENTS_DIR = Path(__file__).parent / "agents"
+
+Run = Callable[..., Any]
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Run:
+    """`async with run() as (app, pilot)`: the app on a fresh demo agent and workspace."""
+
+    @asynccontextmanager
+    async def started(**kwargs: Any) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
+        workspace = demo_workspace(tmp_path / "workspace")
+        app = demo_app(workspace, tmp_path / "state", **kwargs)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_started(app, pilot)
+            yield app, pilot
+
+    return started
+
+
+def _texts(app: AcpApp) -> list[str]:
+    return [item.text for item in app.session.state.timeline if isinstance(item, Message)]  # type: ignore[union-attr]
+
+
+def _notices(app: AcpApp) -> list[str]:
+    return [notice.item.title for notice in app.chat.query(NoticeLine)]
+
+
+# -- permission rules -------------------------------------------------------------------------
+
+
+async def test_a_rule_saved_from_the_dialog_answers_the_next_request(
+    run: Run, tmp_path: Path
+) -> None:
+    workspace = tmp_path / "workspace"
+    async with run() as (app, pilot):
+        await send(app, pilot, "/edit app.py")
+        await wait_permission(app, pilot)
+        panel = app.chat.query_one(PermissionPanel)
+        assert "always allow edit here" in str(panel.query_one(".permission--options").render())
+        await pilot.press("w")
+        await wait_idle(app, pilot)
+        assert "Edited by the ACP demo agent" in (workspace / "app.py").read_text()
+        assert not panel.has_class("-open")
+
+        await send(app, pilot, "/edit README.md")
+        await wait_idle(app, pilot)
+        assert not panel.queue
+        assert "Edited by the ACP demo agent" in (workspace / "README.md").read_text()
+        assert f"allowed by rule: always allow edit in {workspace}" in _notices(app)
+
+    saved = tomllib.loads((tmp_path / "state" / "config" / "permissions.toml").read_text())
+    assert saved["rule"] == [{"kind": "edit", "decision": "allow", "workspace": str(workspace)}]
+
+
+async def test_a_reject_rule_saved_from_the_dialog(run: Run, tmp_path: Path) -> None:
+    workspace = tmp_path / "workspace"
+    async with run() as (app, pilot):
+        before = (workspace / "app.py").read_text()
+        await send(app, pilot, "/edit app.py")
+        await wait_permission(app, pilot)
+        await pilot.press("W")
+        await wait_idle(app, pilot)
+        await send(app, pilot, "/edit app.py")
+        await wait_idle(app, pilot)
+        assert (workspace / "app.py").read_text() == before
+        assert f"rejected by rule: always reject edit in {workspace}" in _notices(app)
+        assert app.policy.rules[-1].decision == "reject"
+
+
+# -- restarting the agent ---------------------------------------------------------------------
+
+
+async def test_restart_after_a_crash_reloads_the_session_and_keeps_the_draft(
+    run: Run, tmp_path: Path
+) -> None:
+    async with run(argv=AGENTS["crashes-once-then-loads"].argv()) as (app, pilot):
+        await send(app, pilot, "first question")
+        await wait_until(pilot, lambda: not app.agent_running)
+        header = app.chat.query_one(SessionHeader)
+        assert header.status == "exited"
+        assert any("exit" in (n.item.detail or "") for n in app.chat.query(NoticeLine))
+        prompt = app.chat.query_one(PromptInput)
+        prompt.insert("a draft in progress")
+        assert app.check_action("restart_agent", ()) is True
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.agent_running and header.status == "idle")
+        assert prompt.text == "a draft in progress"
+        # The agent loaded the session: what it said before the crash is replayed.
+        assert "Half an answer" in _texts(app)
+        prompt.clear()
+        await send(app, pilot, "second question")
+        await wait_idle(app, pilot)
+        assert "You said: second question" in _texts(app)
+        assert app.check_action("restart_agent", ()) is False
+
+
+async def test_restart_an_agent_that_cannot_reopen_keeps_the_record_on_screen(
+    run: Run,
+) -> None:
+    agent = [sys.executable, str(AGENTS_DIR / "dies_mid_turn.py")]
+    async with run(argv=agent) as (app, pilot):
+        await send(app, pilot, "hello")
+        await wait_until(pilot, lambda: not app.agent_running)
+        await pilot.press("ctrl+r")
+        await wait_until(pilot, lambda: app.agent_running and app.session is not None)
+        await wait_until(pilot, lambda: any("new session" in t for t in _notices(app)))
+        assert "hello" in _texts(app)  # the record of the old session is still shown
+
+
+# -- sessions and export ----------------------------------------------------------------------
+
+
+async def test_the_session_picker_opens_an_earlier_session(run: Run) -> None:
+    async with run(record=True) as (app, pilot):
+        await send(app, pilot, "title Old times")
+        await wait_idle(app, pilot)
+        await send(app, pilot, "remember the tortoise")
+        await wait_idle(app, pilot)
+        old_id = app.session.id  # type: ignore[union-attr]
+        await app.action_quit()
+
+    async with run(record=True) as (app, pilot):
+        assert "remember the tortoise" not in _texts(app)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        picker = app.screen
+        assert isinstance(picker, SessionsScreen)
+        titles = [entry.label for entry in picker.entries]
+        assert "Old times" in titles
+        await pilot.pause()
+        index = titles.index("Old times")
+        picker.query_one(OptionList).highlighted = index
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "remember the tortoise" in _texts(app))
+        assert app.screen is app.chat
+        assert app.chat.query(UserMessage)
+        assert app.session is not None and app.session.state.title == "Old times"
+        assert old_id in (app.session.id, picker.entries[index].session_id)
+
+
+async def test_export_writes_markdown_in_the_workspace(run: Run, tmp_path: Path) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "title Export me")
+        await wait_idle(app, pilot)
+        await send(app, pilot, "hello there")
+        await wait_idle(app, pilot)
+        app.action_export()
+        await pilot.pause()
+        exported = list((tmp_path / "workspace").glob("export-me-*.md"))
+        assert len(exported) == 1
+        text = exported[0].read_text()
+        assert text.startswith("# Export me") and "hello there" in text
+        assert f"Exported to {exported[0]}" in _notices(app)
+
+
+# -- hostile agents: the TUI half of the faults suite -----------------------------------------
+
+FAULTS = ["stdout-noise", "protocol-junk", "crashes-mid-turn", "deaf-to-cancel"]
+
+
+@pytest.mark.parametrize("name", FAULTS)
+async def test_a_hostile_agent_leaves_the_app_running_and_the_draft_kept(
+    run: Run, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chat_screen, "CANCEL_GRACE", 0.3)
+    async with run(argv=AGENTS[name].argv()) as (app, pilot):
+        assert app.session is not None, _notices(app)
+        await send(app, pilot, "hello")
+        prompt = app.chat.query_one(PromptInput)
+        prompt.insert("my unsent draft")
+        inspector = app.chat.query_one(Inspector)
+        if name == "deaf-to-cancel":
+            await wait_until(pilot, lambda: "Thinking very hard" in "".join(_texts(app)))
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: app.agent_unresponsive)
+            assert any("ignored the cancel" in t for t in _notices(app))
+            assert any("Ctrl+R stops and restarts it" in t for t in _notices(app))
+            assert app.check_action("restart_agent", ()) is True
+            assert not app.session.busy
+        else:
+            await wait_until(pilot, lambda: not app.session.busy and not app.chat.sending)  # type: ignore[union-attr]
+        await pilot.pause()
+        if name == "crashes-mid-turn":
+            await wait_until(pilot, lambda: not app.agent_running)
+            assert "The agent stopped" in _notices(app)
+            assert app.check_action("restart_agent", ()) is True
+        elif name in ("stdout-noise", "protocol-junk"):
+            assert inspector._counts["problem"] > 0
+            assert app.agent_running
+        if name == "stdout-noise":
+            assert "Hello, world" in _texts(app)
+        assert app.is_running
+        assert prompt.text == "my unsent draft"
