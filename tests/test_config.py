@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -23,8 +21,7 @@ from acp_tui.config import (
 from acp_tui.protocol.methods import PermissionOption, PermissionRequest
 from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import PermissionPolicy, Rule
-
-ACP_TUI = [sys.executable, "-m", "acp_tui"]
+from tests.support.cli import run_cli
 
 
 def write(tmp_path: Path, text: str) -> Path:
@@ -265,25 +262,13 @@ def test_agent_rules_join_the_saved_ones_without_being_saved(tmp_path: Path) -> 
 # -- the command line --------------------------------------------------------------------------
 
 
-def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "ACP_TUI_DEMO_SPEED": "0",
-    }
-    return subprocess.run(
-        [*ACP_TUI, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
-    )
-
-
 def test_config_path_and_init_config(tmp_path: Path) -> None:
     path = tmp_path / "config" / "acp-tui" / "config.toml"
-    assert run(tmp_path, "--config-path").stdout == f"{path}\n"
-    assert "Wrote" in run(tmp_path, "--init-config").stdout
+    assert run_cli(tmp_path, "--config-path").stdout == f"{path}\n"
+    assert "Wrote" in run_cli(tmp_path, "--init-config").stdout
     assert path.read_text() == default_config_text()
     path.write_text("# mine\n")
-    assert "exists" in run(tmp_path, "--init-config").stdout
+    assert "exists" in run_cli(tmp_path, "--init-config").stdout
     assert path.read_text() == "# mine\n"
 
 
@@ -296,7 +281,7 @@ def test_agents_lists_them_with_whether_the_command_is_found(tmp_path: Path) -> 
         '[agents.ghost]\ncommand = "no-such-agent-anywhere"\n'
         '[agents.broken]\nargs = ["x"]\n'
     )
-    result = run(tmp_path, "agents")
+    result = run_cli(tmp_path, "agents")
     assert result.returncode == 0
     rows = {
         line.split()[0] if not line.startswith("*") else line.split()[1]: line
@@ -312,11 +297,11 @@ def test_a_bad_config_warns_and_acp_tui_still_runs(tmp_path: Path) -> None:
     config = tmp_path / "config" / "acp-tui" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text("[agents.x\n")
-    result = run(tmp_path, "-p", "hello")
+    result = run_cli(tmp_path, "-p", "hello")
     assert result.returncode == 0, result.stderr
     assert "hello" in result.stdout  # the demo answered
     assert f"acp-tui: config: {config}:1: not valid TOML" in result.stderr
-    unknown = run(tmp_path, "--agent", "x", "-p", "hello")
+    unknown = run_cli(tmp_path, "--agent", "x", "-p", "hello")
     assert unknown.returncode == 2
     assert "unknown agent 'x'; configured: demo" in unknown.stderr
 
@@ -325,7 +310,7 @@ def test_subcommand_names_after_dashes_are_the_agents(tmp_path: Path) -> None:
     """`agents` after `--` is an argument of the agent command, not ours; nor is it as -p's."""
     script = tmp_path / "agent.py"
     script.write_text("import sys; print(sys.argv[1:], file=sys.stderr); sys.exit(7)")
-    result = run(tmp_path, "-p", "agents", "--", sys.executable, str(script), "agents")
+    result = run_cli(tmp_path, "-p", "agents", "--", sys.executable, str(script), "agents")
     assert "['agents']" in result.stderr and result.returncode == 1
 
 
@@ -341,7 +326,7 @@ def test_an_agents_env_and_mcp_servers_reach_it(tmp_path: Path) -> None:
         '[[agents.d.mcpServers]]\nname = "web"\ntype = "http"\nurl = "https://example.com"\n'
     )
     transcript = tmp_path / "t.jsonl"
-    result = run(tmp_path, "--agent", "d", "--transcript", str(transcript), "-p", "hi")
+    result = run_cli(tmp_path, "--agent", "d", "--transcript", str(transcript), "-p", "hi")
     assert result.returncode == 0, result.stderr
     assert "acp-tui: MCP server 'web' left out: the agent does not take http" in result.stderr
     sent = [json.loads(line)["msg"] for line in transcript.read_text().splitlines()]

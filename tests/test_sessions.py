@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
-import subprocess
 import sys
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,9 +26,9 @@ from acp_tui.records import (
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
 from acp_tui.session.state import Message
+from tests.support.cli import run_cli
 from tests.support.schema import validate_transcript
 
-ACP_TUI = [sys.executable, "-m", "acp_tui"]
 VERSIONS = pytest.mark.parametrize("version", [1, 2], ids=["v1", "v2"])
 SDK_LOAD_AGENT = Path(__file__).parent / "agents" / "sdk_load_agent.py"
 
@@ -249,18 +247,6 @@ async def test_two_sessions_at_once(tmp_path: Path) -> None:
     assert recorded_state(store, by_agent["demo-two"]).plans
 
 
-def run(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "ACP_TUI_DEMO_SPEED": "0",
-    }
-    return subprocess.run(
-        [*ACP_TUI, *args], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
-    )
-
-
 def test_the_command_line_way(tmp_path: Path) -> None:
     """Configure an agent, talk, come back with --resume, list, export."""
     config = tmp_path / "config" / "acp-tui" / "config.toml"
@@ -269,34 +255,34 @@ def test_the_command_line_way(tmp_path: Path) -> None:
         'default_agent = "mine"\n[agents.mine]\n'
         f'command = ["{sys.executable}", "-m", "acp_tui.demo"]\nmode = "code"\nmodel = "nope"\n'
     )
-    nothing = run(tmp_path, "--resume", "-p", "hi")
+    nothing = run_cli(tmp_path, "--resume", "-p", "hi")
     assert (nothing.returncode, nothing.stderr) == (
         1,
         "acp-tui: no earlier session with mine here to resume\n",
     )
-    first = run(tmp_path, "-p", "/title Project notes", "-p", "what mode?")
+    first = run_cli(tmp_path, "-p", "/title Project notes", "-p", "what mode?")
     assert first.returncode == 0, first.stderr
     assert (
         "acp-tui: mine: unknown model 'nope'; the agent offers: demo-fast, demo-smart"
         in first.stderr
     )
     assert "code" in first.stdout.lower()  # the demo answers in code mode
-    listed = run(tmp_path, "sessions")
+    listed = run_cli(tmp_path, "sessions")
     assert listed.returncode == 0, listed.stderr
     assert f"Sessions with mine in {tmp_path}:" in listed.stdout
     [row] = [line for line in listed.stdout.splitlines() if line.startswith("sess_")]
     session_id = row.split()[0]
     assert row.endswith("agent, local  Project notes")
-    again = run(tmp_path, "--resume", "-p", "still me?")
+    again = run_cli(tmp_path, "--resume", "-p", "still me?")
     assert again.returncode == 0, again.stderr
     assert "still me?" in again.stdout and "unknown model" not in again.stderr
-    by_prefix = run(tmp_path, "--resume", session_id[:9], "-p", "third")
+    by_prefix = run_cli(tmp_path, "--resume", session_id[:9], "-p", "third")
     assert by_prefix.returncode == 0, by_prefix.stderr
-    unknown = run(tmp_path, "--resume", "sess_nope", "-p", "x")
+    unknown = run_cli(tmp_path, "--resume", "sess_nope", "-p", "x")
     assert unknown.returncode == 1
     assert "could not open the session: Unknown session: sess_nope" in unknown.stderr
-    everything = run(tmp_path, "sessions", "--all")
+    everything = run_cli(tmp_path, "sessions", "--all")
     assert session_id in everything.stdout and "mine" in everything.stdout
-    exported = run(tmp_path, "export", session_id)
+    exported = run_cli(tmp_path, "export", session_id)
     assert exported.stdout.startswith("# Project notes\n")
     assert exported.stdout.count("## You") == 4
