@@ -11,6 +11,7 @@ import contextlib
 import gc
 import time
 from collections.abc import Iterable
+from functools import partial
 from pathlib import Path
 from typing import ClassVar
 
@@ -42,9 +43,12 @@ from acp_tui.session.controller import (
 )
 from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.commands import app_commands
+from acp_tui.ui.conversation import Conversation
 from acp_tui.ui.history import PromptHistory, history_path
 from acp_tui.ui.render.markdown import warm_up
 from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.session_bar import SessionBar
+from acp_tui.ui.widgets.session_header import SessionHeader
 
 HERE = Path(__file__).parent
 STARTUP_ERRORS = (LaunchError, ProtocolMismatch, RpcError, OSError, AuthFailed, NothingToResume)
@@ -56,7 +60,7 @@ NEVER = 1_000_000_000
 
 
 class AcpApp(App[int]):
-    """acp-tui, full screen, on one agent."""
+    """acp-tui, full screen: one or more conversations, each with its own agent process."""
 
     # The chat screen's styles are beside it, loaded here: Textual 8 does not load a default
     # screen's own CSS_PATH.
@@ -71,6 +75,15 @@ class AcpApp(App[int]):
         Binding("ctrl+q", "quit", "Quit", priority=True),
         Binding("ctrl+r", "restart_agent", "Restart agent", priority=True),
         Binding("ctrl+o", "sessions", "Sessions", show=False),
+        Binding("ctrl+n", "new_conversation", "New", priority=True, show=False),
+        # Only with two or more conversations; else Ctrl+W stays the prompt's delete-word.
+        Binding("ctrl+w", "close_conversation", "Close", priority=True, show=False),
+        Binding("ctrl+pagedown", "switch_conversation(1)", "Next", priority=True, show=False),
+        Binding("ctrl+pageup", "switch_conversation(-1)", "Previous", priority=True, show=False),
+        *(
+            Binding(f"alt+{n}", f"show_conversation({n})", f"Conversation {n}", show=False)
+            for n in range(1, 10)
+        ),
         Binding("f1", "help", "Keys"),
     ]
 
@@ -89,12 +102,9 @@ class AcpApp(App[int]):
         """What the command line and config asked for (agent, resume, records, sign-in,
         mode, model); None: a new session, no records (tests, scripts)."""
         self.store: RecordStore | None = None
-        self.opened: Opened | None = None
         self.argv = argv
         self.options = options
         self.permission = permission
-        self.client: AgentClient | None = None
-        self.session: Session | None = None
         self.history = PromptHistory(history_path(options.cwd, history_dir))
         self._config_dir = config_dir
         self.policy = PermissionPolicy(permission)  # type: ignore[arg-type]
@@ -102,21 +112,53 @@ class AcpApp(App[int]):
         self._thresholds: tuple[int, int, int] | None = None
         self._last_input = time.monotonic()
         self._last_full_collection = time.monotonic()
-        self.agent_running = True
+        self.conversations: list[Conversation] = [Conversation("_default", 1)]
+        """Every open conversation, in the session bar's order; each with its own agent."""
+        self.conversation = self.conversations[0]
+        """The conversation shown."""
+        self._opened_count = 1
+        # Textual knows its default mode only by its stack: name it, so it can be switched back
+        # to (its screen, the first conversation's, is made once, by get_default_screen).
+        self._modes.setdefault("_default", self.get_default_screen)
+
+    # The shown conversation's agent and session (each conversation has its own).
+
+    @property
+    def client(self) -> AgentClient | None:
+        return self.conversation.client
+
+    @property
+    def session(self) -> Session | None:
+        return self.conversation.session
+
+    @property
+    def opened(self) -> Opened | None:
+        return self.conversation.opened
+
+    @property
+    def agent_running(self) -> bool:
         """False once the agent exited or could not start: then it can be restarted."""
-        self.agent_unresponsive = False
+        return self.conversation.agent_running
+
+    @property
+    def agent_unresponsive(self) -> bool:
         """The agent ignored a cancel: it can be stopped (and restarted)."""
-        self.started = asyncio.Event()
+        return self.conversation.agent_unresponsive
+
+    @property
+    def started(self) -> asyncio.Event:
         """Set once the session is open (or the agent failed to start): for tests and tools."""
+        return self.conversation.started
 
     def get_default_screen(self) -> Screen[None]:
-        return ChatScreen(self.options.cwd, self.history)
+        chat = self.conversations[0].chat = ChatScreen(self.options.cwd, self.history)
+        return chat
 
     @property
     def chat(self) -> ChatScreen:
-        screen = self.screen_stack[0]
-        assert isinstance(screen, ChatScreen)
-        return screen
+        chat = self.conversation.chat
+        assert chat is not None
+        return chat
 
     def on_mount(self) -> None:
         # First paint before anything slow: the agent starts once the screen is up.
@@ -124,7 +166,7 @@ class AcpApp(App[int]):
 
     def _after_first_frame(self) -> None:
         self._pace_collector()
-        self.start_agent()
+        self.start_agent(self.conversation)
         self._warm_up()
 
     @work(thread=True, exit_on_error=False)
@@ -133,81 +175,102 @@ class AcpApp(App[int]):
 
     # -- the agent ----------------------------------------------------------------------------
 
-    @work(group="agent", exit_on_error=False)
-    async def start_agent(self) -> None:
-        chat = self.chat
+    def start_agent(self, conversation: Conversation) -> None:
+        self.run_worker(
+            self._start_agent(conversation),
+            group=f"agent-{conversation.mode}",
+            exit_on_error=False,
+        )
+
+    async def _start_agent(self, conversation: Conversation) -> None:
+        chat = conversation.chat
+        assert chat is not None
         self.policy = self._load_policy()
-        client = self.client = AgentClient(
+        client = conversation.client = AgentClient(
             self.argv,
             self.options,
-            decide_permission=self._decide_permission,
-            on_problem=lambda message: self._inspect("problem", message),
+            decide_permission=partial(self._decide_permission, conversation),
+            on_problem=lambda message: self._inspect(chat, "problem", message),
             on_traffic=lambda direction, line: self._inspect(
-                direction, line.decode("utf-8", errors="replace")
+                chat, direction, line.decode("utf-8", errors="replace")
             ),
             on_stderr=lambda chunk: self._inspect(
-                "stderr", chunk.decode("utf-8", errors="replace")
+                chat, "stderr", chunk.decode("utf-8", errors="replace")
             ),
         )
         try:
             info = await client.start()
             chat.agent_started(info.label, info.protocol_version)
-            session = self.session = await self._open_session(client)
+            session = conversation.session = await self._open_session(conversation)
         except STARTUP_ERRORS as error:
-            self._agent_down(self._failure(error))
+            self._agent_down(conversation, self._failure(conversation, error))
             return
         chat.attach(session)
-        self.started.set()
-        await self._watch(client)
+        conversation.started.set()
+        await self._watch(conversation)
 
-    async def _watch(self, client: AgentClient) -> None:
-        """Until the agent exits; then say how (unless acp-tui stopped it to quit)."""
+    async def _watch(self, conversation: Conversation) -> None:
+        """Until the agent exits; then say how (unless acp-tui stopped it to quit or close)."""
+        client = conversation.client
+        assert client is not None and conversation.chat is not None
         await client.exited.wait()
-        if not self._shutting_down:
+        if not self._shutting_down and not conversation.closing:
             description = client.process.exit_description() if client.process else "agent exited"
-            self.agent_running = False
-            self.chat.agent_exited(description)
+            conversation.agent_running = False
+            conversation.chat.agent_exited(description)
             self.refresh_bindings()
 
-    def _agent_down(self, message: str) -> None:
-        self.agent_running = False
-        self.chat.agent_failed(message)
-        self.started.set()
+    def _agent_down(self, conversation: Conversation, message: str) -> None:
+        conversation.agent_running = False
+        assert conversation.chat is not None
+        conversation.chat.agent_failed(message)
+        conversation.started.set()
         self.refresh_bindings()
 
-    @work(group="agent", exclusive=True, exit_on_error=False)
-    async def restart_agent(self) -> None:
+    def restart_agent(self) -> None:
         """Stop the agent (if it still runs: it may be deaf) and start it again; reopen the
         session if the agent can (else a new one, the record of the old one kept above)."""
-        client, old = self.client, self.session
+        conversation = self.conversation
+        self.run_worker(
+            self._restart_agent(conversation),
+            group=f"agent-{conversation.mode}",
+            exclusive=True,
+            exit_on_error=False,
+        )
+
+    async def _restart_agent(self, conversation: Conversation) -> None:
+        client, old = conversation.client, conversation.session
         if client is None or self._shutting_down:
             return
-        chat = self.chat
-        self.agent_running = True
-        self.agent_unresponsive = False
+        chat = conversation.chat
+        assert chat is not None
+        conversation.agent_running = True
+        conversation.agent_unresponsive = False
         self.refresh_bindings()
         chat.agent_restarting()
-        if self.opened is not None:
-            self.opened.close()
-            self.opened = None
+        if conversation.opened is not None:
+            conversation.opened.close()
+            conversation.opened = None
         try:
             info = await client.restart()
             chat.agent_started(info.label, info.protocol_version)
-            session = self.session = await self._reopen(client, old)
+            session = conversation.session = await self._reopen(conversation, old)
         except STARTUP_ERRORS as error:
-            self._agent_down(self._failure(error))
+            self._agent_down(conversation, self._failure(conversation, error))
             return
         chat.attach(session)
-        await self._watch(client)
+        await self._watch(conversation)
 
-    async def _reopen(self, client: AgentClient, old: Session | None) -> Session:
+    async def _reopen(self, conversation: Conversation, old: Session | None) -> Session:
+        client = conversation.client
+        assert client is not None
         if old is None:
-            return await self._open_session(client)
+            return await self._open_session(conversation)
         if self.startup is not None:
-            self.opened = await open_conversation(
+            conversation.opened = await open_conversation(
                 client, self.store, self.startup.agent.name, session_id=old.id
             )
-            return self.opened.session
+            return conversation.opened.session
         if client.reopen_method(replay=False) is not None:
             try:
                 return await client.open_session(old.id, replay=False, state=old.state)
@@ -228,12 +291,13 @@ class AcpApp(App[int]):
     def action_restart_agent(self) -> None:
         self.restart_agent()
 
-    def agent_ignored_cancel(self) -> None:
+    def agent_ignored_cancel(self, chat: ChatScreen | None = None) -> None:
         """The agent did not confirm a cancel in time: offer to stop it (and restart it)."""
-        self.agent_unresponsive = True
+        conversation = next((c for c in self.conversations if c.chat is chat), self.conversation)
+        conversation.agent_unresponsive = True
         self.refresh_bindings()
-        if self.session is not None:
-            self.session.notice(
+        if conversation.session is not None:
+            conversation.session.notice(
                 "warning",
                 "The agent may be stuck: Ctrl+R stops and restarts it (your draft stays); "
                 "Ctrl+P, Stop the agent: only stops it",
@@ -246,6 +310,79 @@ class AcpApp(App[int]):
         if self.client is not None:
             with contextlib.suppress(Exception):
                 await self.client.close()
+
+    # -- several conversations ----------------------------------------------------------------
+
+    def action_new_conversation(self) -> None:
+        """A new conversation with the same agent command: a new agent process, shown."""
+        self._opened_count += 1
+        number = self._opened_count
+        conversation = Conversation(f"conversation-{number}", number)
+        chat = conversation.chat = ChatScreen(self.options.cwd, self.history)
+        self.conversations.append(conversation)
+        self.add_mode(conversation.mode, lambda: chat)
+        self._show(conversation)
+        self.call_after_refresh(self.start_agent, conversation)
+
+    def action_switch_conversation(self, step: int) -> None:
+        """Show the next (`step` 1) or previous (-1) conversation, round the list."""
+        index = self.conversations.index(self.conversation)
+        self._show(self.conversations[(index + step) % len(self.conversations)])
+
+    def action_show_conversation(self, number: int) -> None:
+        """Show the `number`th conversation of the bar (1-based), if there is one."""
+        if 0 < number <= len(self.conversations):
+            self._show(self.conversations[number - 1])
+
+    def _show(self, conversation: Conversation) -> None:
+        self.conversation = conversation
+        self.switch_mode(conversation.mode)
+        self.refresh_session_bars()
+        self.refresh_bindings()
+
+    def action_close_conversation(self) -> None:
+        """Close the shown conversation (its session, its agent) and show its neighbour."""
+        if len(self.conversations) < 2:
+            return
+        conversation = self.conversation
+        index = self.conversations.index(conversation)
+        conversation.closing = True
+        self.conversations.remove(conversation)
+        self._show(self.conversations[min(index, len(self.conversations) - 1)])
+        self.run_worker(self._close(conversation), group="close", exit_on_error=False)
+
+    async def _close(self, conversation: Conversation) -> None:
+        self.workers.cancel_group(self, f"agent-{conversation.mode}")
+        await self._stop(conversation)
+        if conversation.mode != "_default":
+            # The default mode cannot be removed: its (idle) screen stays, unseen.
+            with contextlib.suppress(Exception):
+                await self.remove_mode(conversation.mode)
+        self.refresh_session_bars()
+
+    async def _stop(self, conversation: Conversation) -> None:
+        """Close `conversation`'s session and stop its agent (its terminals too)."""
+        client, session = conversation.client, conversation.session
+        if session is not None and session.busy:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(session.cancel(), 1.0)
+        if conversation.opened is not None:
+            conversation.opened.close()
+            conversation.opened = None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(client.close(), 10.0)
+
+    def refresh_session_bars(self) -> None:
+        """Every conversation's session bar lists them all with their state."""
+        items = [(c.label, c.state, c is self.conversation) for c in self.conversations]
+        for conversation in self.conversations:
+            chat = conversation.chat
+            if chat is not None and chat.is_mounted:
+                chat.query_one(SessionBar).show(items)
+
+    def on_session_header_changed(self, event: SessionHeader.Changed) -> None:
+        self.refresh_session_bars()
 
     def _load_policy(self) -> PermissionPolicy:
         mode = self.permission
@@ -260,24 +397,29 @@ class AcpApp(App[int]):
             return AgentPolicy(mode, agent_rules=startup.agent.rules)  # type: ignore[arg-type]
         return PermissionPolicy(mode)  # type: ignore[arg-type]
 
-    async def _open_session(self, client: AgentClient) -> Session:
-        """A new session, or the one `--resume` names, signed in, in the mode and model the
-        command line or the config asked for (what the agent does not offer: a notice)."""
+    async def _open_session(self, conversation: Conversation) -> Session:
+        """A new session, or the one `--resume` names (the first conversation only), signed
+        in, in the mode and model the command line or the config asked for (what the agent
+        does not offer: a notice)."""
+        client = conversation.client
+        assert client is not None
         startup = self.startup
         if startup is None:
             return await client.new_session()
-        for warning in startup.warnings:
-            self.notify(warning, title="Config", severity="warning")
-        if startup.record:
+        first = conversation.number == 1
+        if first:
+            for warning in startup.warnings:
+                self.notify(warning, title="Config", severity="warning")
+        if startup.record and self.store is None:
             self.store = RecordStore.open(
                 on_warning=lambda message: self.notify(message, severity="warning")
             )
         agent = startup.agent
-        opened = self.opened = await start_conversation(
+        opened = conversation.opened = await start_conversation(
             client,
             self.store,
             agent.name,
-            resume=startup.resume,
+            resume=startup.resume if first else None,
             auth=startup.auth,
             run_terminal=self._run_terminal,
             # The config's defaults, unless the command line names them (then as asked).
@@ -298,8 +440,8 @@ class AcpApp(App[int]):
         with self.suspend():
             return await asyncio.to_thread(run_in_terminal, argv, env, self.options.cwd)
 
-    def _failure(self, error: Exception) -> str:
-        client = self.client
+    def _failure(self, conversation: Conversation, error: Exception) -> str:
+        client = conversation.client
         if isinstance(error, AuthRequired):
             return f"{error} (start acp-tui with --auth METHOD)"
         if isinstance(error, RpcError) and error.code == AUTH_REQUIRED:
@@ -311,13 +453,17 @@ class AcpApp(App[int]):
             return process.exit_description()  # type: ignore[union-attr]
         return message
 
-    def _inspect(self, kind: str, text: str) -> None:
+    def _inspect(self, chat: ChatScreen, kind: str, text: str) -> None:
         with contextlib.suppress(Exception):
-            self.chat.query_one(Inspector).add(kind, text)
+            chat.query_one(Inspector).add(kind, text)
 
-    async def _decide_permission(self, pending: PendingPermission) -> None:
-        if not self.answer_by_policy(pending):
-            self.chat.ask_permission(pending)
+    async def _decide_permission(
+        self, conversation: Conversation, pending: PendingPermission
+    ) -> None:
+        """Ask the user in `conversation`'s own dialog, shown or not: the request waits
+        there, and the session bar says the conversation waits for you."""
+        if not self.answer_by_policy(pending) and conversation.chat is not None:
+            conversation.chat.ask_permission(pending)
 
     def answer_by_policy(self, pending: PendingPermission) -> bool:
         """Answer `pending` by a saved rule or the `--permission` mode, with a dim notice
@@ -361,19 +507,11 @@ class AcpApp(App[int]):
         self.exit(0)
 
     async def shutdown(self) -> None:
-        """Close the session and stop the agent (its terminals too)."""
+        """Close every session and stop every agent (their terminals too)."""
         if self._shutting_down:
             return
         self._shutting_down = True
-        client, session = self.client, self.session
-        if session is not None and session.busy:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(session.cancel(), 1.0)
-        if self.opened is not None:
-            self.opened.close()
-        if client is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(client.close(), 10.0)
+        await asyncio.gather(*(self._stop(c) for c in self.conversations))
         if self.store is not None:
             self.store.close()
 
@@ -383,6 +521,8 @@ class AcpApp(App[int]):
         if action == "restart_agent":
             down = not self.agent_running or self.agent_unresponsive
             return down and self.client is not None and self.screen is self.chat
+        if action in ("close_conversation", "switch_conversation"):
+            return len(self.conversations) > 1
         return True
 
     def action_cancel_turn(self) -> None:
@@ -456,16 +596,18 @@ class AcpApp(App[int]):
         await self.switch_session(entry)
 
     async def switch_session(self, entry: SessionEntry) -> None:
-        client, old = self.client, self.session
+        conversation = self.conversation
+        chat = self.chat
+        client, old = conversation.client, conversation.session
         if client is None or not self.agent_running:
             self.notify("Restart the agent first (Ctrl+R).", title="The agent is not running")
             return
         if old is not None and old.busy:
             self.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
             return
-        if self.opened is not None:
-            self.opened.close()
-            self.opened = None
+        if conversation.opened is not None:
+            conversation.opened.close()
+            conversation.opened = None
         if old is not None:
             with contextlib.suppress(Exception):
                 await client.close_session(old)
@@ -480,11 +622,12 @@ class AcpApp(App[int]):
         except RpcError as error:
             self.notify(error.message, title="The session could not be opened", severity="error")
             if old is not None:
-                self.chat.attach(await self._reopen(client, old))
+                conversation.session = await self._reopen(conversation, old)
+                chat.attach(conversation.session)
             return
-        self.opened = opened
-        self.session = opened.session
-        self.chat.attach(opened.session)
+        conversation.opened = opened
+        conversation.session = opened.session
+        chat.attach(opened.session)
 
     def action_export(self) -> None:
         """Write the session as Markdown in the workspace; a notice says where."""
@@ -540,7 +683,7 @@ class AcpApp(App[int]):
 
     def _collect_when_idle(self) -> None:
         now = time.monotonic()
-        busy = self.session is not None and self.session.busy
+        busy = any(c.session is not None and c.session.busy for c in self.conversations)
         idle = now - self._last_input > IDLE_BEFORE_FULL_COLLECTION
         if not busy and idle and now - self._last_full_collection > FULL_COLLECTION_EVERY:
             gc.collect()

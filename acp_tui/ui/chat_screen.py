@@ -30,6 +30,7 @@ from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
+from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
 from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar
@@ -76,6 +77,7 @@ class ChatScreen(Screen[None]):
         self._title_before: str | None = None
 
     def compose(self) -> ComposeResult:
+        yield SessionBar(id="sessions")
         yield SessionHeader(id="header")
         with Horizontal(id="main"):
             with Vertical(id="conversation"):
@@ -390,7 +392,7 @@ class ChatScreen(Screen[None]):
     def _cancel_ignored(self, session: Session) -> None:
         if session.busy and session.state.status == "cancelling":
             session.abandon_turn(f"The agent ignored the cancel for {CANCEL_GRACE:g} s")
-            self.app.agent_ignored_cancel()
+            self.app.agent_ignored_cancel(self)
 
     def action_scroll_transcript(self, direction: int) -> None:
         transcript = self.query_one(Transcript)

@@ -55,6 +55,27 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
         "Sessions", "Open an earlier session in this workspace (Ctrl+O)", app.action_sessions
     )
     yield SystemCommand(
+        "New conversation",
+        "Another conversation, with its own agent process (Ctrl+N)",
+        app.action_new_conversation,
+    )
+    if len(app.conversations) > 1:
+        yield SystemCommand(
+            "Next conversation",
+            "Show the next conversation (Ctrl+PgDn, Alt+1…9)",
+            partial(app.action_switch_conversation, 1),
+        )
+        yield SystemCommand(
+            "Previous conversation",
+            "Show the previous conversation (Ctrl+PgUp)",
+            partial(app.action_switch_conversation, -1),
+        )
+        yield SystemCommand(
+            "Close the conversation",
+            "End its session and stop its agent (Ctrl+W)",
+            app.action_close_conversation,
+        )
+    yield SystemCommand(
         "Export to Markdown", "Write this session to a .md file in the workspace", app.action_export
     )
     yield SystemCommand(

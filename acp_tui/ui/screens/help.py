@@ -41,6 +41,15 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         ],
     ),
     (
+        "Conversations",
+        [
+            ("ctrl+n", "new conversation (a new agent)"),
+            ("ctrl+pgup ctrl+pgdn", "previous / next conversation"),
+            ("alt+1 … alt+9", "conversation 1 … 9"),
+            ("ctrl+w", "close it (with two or more)"),
+        ],
+    ),
+    (
         "Transcript",
         [
             ("pgup pgdn", "scroll (up stops following)"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
+from textual.message import Message
 from textual.reactive import reactive
 from textual.widgets import Static
 
@@ -21,6 +22,9 @@ STATUS_TEXT = {
 
 class SessionHeader(Horizontal):
     """One line at the top of the screen."""
+
+    class Changed(Message):
+        """The status, title or agent changed: the session bar shows them too."""
 
     DEFAULT_CSS = """
     SessionHeader {
@@ -80,10 +84,12 @@ class SessionHeader(Horizontal):
         self._frame = (self._frame + 1) % len(SPINNER)
 
     def watch_agent(self, agent: str) -> None:
+        self.post_message(self.Changed())
         if self._ready:
             self.query_one(".header--agent", Static).update(Content(f"◆ {agent}"))
 
     def watch_title(self, title: str) -> None:
+        self.post_message(self.Changed())
         if self._ready:
             self.query_one(".header--title", Static).update(Content(title))
 
@@ -97,6 +103,7 @@ class SessionHeader(Horizontal):
             self.query_one(".header--protocol", Static).update(Content(text))
 
     def watch_status(self, old: str, new: str) -> None:
+        self.post_message(self.Changed())
         if not self._ready:
             return
         widget = self.query_one(".header--status", Static)

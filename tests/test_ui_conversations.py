@@ -1,0 +1,154 @@
+"""Several conversations at once: each with its own agent process, switched with keys, and
+a session bar saying which works, which waits for you and which is idle."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from textual.pilot import Pilot
+
+from acp_tui.session.state import Message
+from acp_tui.ui.app import AcpApp
+from acp_tui.ui.commands import app_commands
+from acp_tui.ui.conversation import Conversation
+from acp_tui.ui.pilot import (
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_permission,
+    wait_started,
+    wait_until,
+)
+from acp_tui.ui.screens.help import KEYS
+from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.session_bar import SessionBar
+
+
+@asynccontextmanager
+async def two_conversations(tmp_path: Path) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
+    """The app with a second conversation opened (Ctrl+N) and shown."""
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        await pilot.press("ctrl+n")
+        await wait_started(app, pilot)
+        yield app, pilot
+
+
+def _texts(conversation: Conversation) -> list[str]:
+    assert conversation.session is not None
+    return [i.text for i in conversation.session.state.timeline if isinstance(i, Message)]
+
+
+def _bar(app: AcpApp) -> str:
+    return str(app.chat.query_one(SessionBar).render())
+
+
+def _pid(conversation: Conversation) -> int:
+    assert conversation.client is not None and conversation.client.process is not None
+    return conversation.client.process.process.pid
+
+
+async def test_two_conversations_each_with_its_own_agent(tmp_path: Path) -> None:
+    async with two_conversations(tmp_path) as (app, pilot):
+        first, second = app.conversations
+        assert app.conversation is second and app.chat is second.chat
+        assert _pid(first) != _pid(second)
+        assert first.session is not None and second.session is not None
+        assert first.session.id != second.session.id
+
+        await send(app, pilot, "only in the second")
+        await wait_idle(app, pilot)
+        assert "only in the second" in _texts(second)
+        assert "only in the second" not in _texts(first)
+
+        await pilot.press("ctrl+pageup")
+        await pilot.pause()
+        assert app.conversation is first and app.screen is first.chat
+        await send(app, pilot, "only in the first")
+        await wait_idle(app, pilot)
+        assert "only in the first" not in _texts(second)
+        await pilot.press("alt+2")
+        await pilot.pause()
+        assert app.conversation is second
+        await pilot.press("ctrl+pagedown")  # round the list
+        await pilot.pause()
+        assert app.conversation is first
+
+
+async def test_the_session_bar_shows_each_state(tmp_path: Path) -> None:
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        assert not app.chat.query_one(SessionBar).display  # one conversation: no bar
+        await pilot.press("ctrl+n")
+        await wait_started(app, pilot)
+        await wait_until(pilot, lambda: _bar(app).count("○ idle") == 2)
+        assert app.chat.query_one(SessionBar).display
+        assert _bar(app).startswith("1 ")
+
+        app.conversations[0].client.process.process.kill()  # type: ignore[union-attr]
+        await wait_until(pilot, lambda: "✗ stopped" in _bar(app))
+        assert "○ idle" in _bar(app)
+
+
+async def test_a_background_permission_request_waits_for_you(tmp_path: Path) -> None:
+    async with two_conversations(tmp_path) as (app, pilot):
+        first, second = app.conversations
+        await pilot.press("alt+1")
+        await pilot.pause()
+        await send(app, pilot, "/edit app.py")
+        await pilot.press("alt+2")  # away before the agent asks
+        await pilot.pause()
+        assert app.conversation is second
+        assert first.chat is not None
+        panel = first.chat.query_one(PermissionPanel)
+        await wait_until(pilot, lambda: panel.queue)
+        await wait_until(pilot, lambda: "◆ waiting for you" in _bar(app))
+        assert first.state == "waiting" and second.state == "idle"
+        assert app.conversation is second  # the request did not take the screen
+
+        await pilot.press("alt+1")
+        await wait_permission(app, pilot)
+        await pilot.press("a")
+        await wait_idle(app, pilot)
+        assert "Edited by the ACP demo agent" in (tmp_path / "workspace" / "app.py").read_text()
+        await wait_until(pilot, lambda: "◆" not in _bar(app))
+
+
+async def test_closing_a_conversation_stops_its_agent(tmp_path: Path) -> None:
+    async with two_conversations(tmp_path) as (app, pilot):
+        first, second = app.conversations
+        assert second.client is not None and second.client.process is not None
+        process = second.client.process
+        titles = [command.title for command in app_commands(app)]
+        assert "New conversation" in titles and "Close the conversation" in titles
+        await pilot.press("ctrl+w")
+        await wait_until(pilot, lambda: process.returncode is not None)
+        assert app.conversations == [first] and app.conversation is first
+        assert app.screen is first.chat
+        assert first.client is not None and first.client.process is not None
+        assert first.client.process.returncode is None
+        assert not first.chat.query_one(SessionBar).display
+        assert app.check_action("close_conversation", ()) is False
+        await send(app, pilot, "still here")
+        await wait_idle(app, pilot)
+        assert "still here" in _texts(first)
+
+
+async def test_quitting_stops_every_agent(tmp_path: Path) -> None:
+    async with two_conversations(tmp_path) as (app, _pilot):
+        processes = [c.client.process for c in app.conversations]  # type: ignore[union-attr]
+        await app.action_quit()
+        await asyncio.sleep(0)
+        assert all(p is not None and p.returncode is not None for p in processes)
+
+
+def test_the_keys_are_listed() -> None:
+    keys = dict(KEYS)["Conversations"]
+    assert ("ctrl+n", "new conversation (a new agent)") in keys
+    assert any("ctrl+w" in key for key, _ in keys)
