@@ -158,6 +158,19 @@ async def tour(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_idle(app, pilot, timeout=30)
 
 
+async def conversations(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "/title Refactor the parser")
+    await wait_idle(app, pilot)
+    await pilot.press("ctrl+n")
+    await wait_started(app, pilot)
+    await send(app, pilot, "/edit app.py")  # waits for you, in the background soon
+    await wait_permission(app, pilot)
+    await pilot.press("ctrl+n")
+    await wait_started(app, pilot)
+    await send(app, pilot, "plan")
+    await wait_idle(app, pilot)
+
+
 SCENES: dict[str, Scene] = {
     "welcome": welcome,
     "markdown": markdown,
@@ -176,6 +189,7 @@ SCENES: dict[str, Scene] = {
     "inspector": inspector,
     "keys": keys,
     "tour": tour,
+    "conversations": conversations,
 }
 
 
