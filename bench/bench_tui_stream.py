@@ -313,6 +313,7 @@ async def bench_memory(messages: int) -> None:
     from acp_tui.session import reducer
     from acp_tui.session.controller import AgentInfo, Session
     from acp_tui.ui.app import AcpApp
+    from acp_tui.ui.conversation import Conversation
     from acp_tui.ui.pilot import demo_app, demo_workspace
     from acp_tui.ui.widgets.transcript import Transcript
 
@@ -323,8 +324,9 @@ async def bench_memory(messages: int) -> None:
         info = AgentInfo(name="bench", version="1", protocol_version=1)
 
     class OfflineApp(AcpApp):
-        def start_agent(self) -> None:  # type: ignore[override]
-            session = self.session = Session(Offline(), "sess_bench")  # type: ignore[arg-type]
+        def start_agent(self, conversation: Conversation) -> None:
+            session = Session(Offline(), "sess_bench")  # type: ignore[arg-type]
+            conversation.session = session
             state = session.state
             for index in range(messages):
                 reducer.begin_turn(state, [text_block(f"question {index}")])
@@ -332,7 +334,7 @@ async def bench_memory(messages: int) -> None:
                 reducer.apply(state, update)
                 reducer.end_turn(state, "end_turn")
             self.chat.attach(session)
-            self.started.set()
+            conversation.started.set()
 
     scratch = Path(tempfile.mkdtemp(prefix="acp-tui-bench-"))
     template = demo_app(demo_workspace(scratch / "workspace"), scratch / "state")
