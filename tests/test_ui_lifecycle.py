@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import OptionList
+from textual.widgets import Input, OptionList
 
+from acp_tui.auth import AuthChoice
 from acp_tui.session.state import Message
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
@@ -26,7 +27,7 @@ from acp_tui.ui.pilot import (
     wait_started,
     wait_until,
 )
-from acp_tui.ui.screens import SessionsScreen
+from acp_tui.ui.screens import SessionsScreen, SignInScreen
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.message import UserMessage
 from acp_tui.ui.widgets.notice import NoticeLine
@@ -143,6 +144,92 @@ async def test_restart_an_agent_that_cannot_reopen_keeps_the_record_on_screen(
         await wait_until(pilot, lambda: app.agent_running and app.session is not None)
         await wait_until(pilot, lambda: any("new session" in t for t in _notices(app)))
         assert "hello" in _texts(app)  # the record of the old session is still shown
+
+
+# -- signing in -------------------------------------------------------------------------------
+
+AUTH_AGENT = [sys.executable, str(AGENTS_DIR / "auth_agent.py")]
+
+
+@pytest.fixture
+def auth_app(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Run:
+    """`async with auth_app() as (app, pilot)`: the app on `auth_agent.py`, recording (so it
+    signs in) with records of its own, not yet started (the sign-in dialog comes first)."""
+    monkeypatch.setenv("AUTH_AGENT_HOME", str(tmp_path))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.delenv("AUTH_AGENT_KEY", raising=False)
+
+    @asynccontextmanager
+    async def started() -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
+        workspace = demo_workspace(tmp_path / "workspace")
+        app = demo_app(workspace, tmp_path / "state", argv=AUTH_AGENT, record=True)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_until(pilot, lambda: isinstance(app.screen, SignInScreen))
+            await pilot.pause()
+            yield app, pilot
+
+    return started
+
+
+async def test_signing_in_from_the_dialog_opens_the_session(auth_app: Run, tmp_path: Path) -> None:
+    async with auth_app() as (app, pilot):
+        dialog = app.screen
+        assert isinstance(dialog, SignInScreen)
+        assert [(c.id, c.type_label) for c in dialog.choices] == [
+            ("token", "agent"),
+            ("api-key", "env var"),
+        ]
+        await pilot.press("enter")  # the first: Token (agent)
+        await wait_started(app, pilot)
+        assert app.screen is app.chat
+        assert app.session is not None, _notices(app)
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        assert "signed in: hello" in _texts(app)
+    assert 'authenticate "token"' in (tmp_path / "calls.log").read_text()
+
+
+async def test_an_env_var_method_asks_for_the_value_masked(auth_app: Run) -> None:
+    async with auth_app() as (app, pilot):
+        await pilot.press("down", "enter")  # API key (env var)
+        field = await _wait_for_input(app, pilot)
+        assert field.password
+        await pilot.press("enter")  # empty: the dialog says what is needed and stays
+        await pilot.pause()
+        assert isinstance(app.screen, SignInScreen)
+        await pilot.press(*"secret", "enter")
+        await wait_started(app, pilot)
+        assert app.session is not None, _notices(app)
+        await send(app, pilot, "hi")
+        await wait_idle(app, pilot)
+        assert "signed in: hi" in _texts(app)
+        assert not any("secret" in text for text in [*_texts(app), *_notices(app)])
+
+
+async def _wait_for_input(app: AcpApp, pilot: Pilot[int]) -> Input:
+    await wait_until(pilot, lambda: app.screen.query(Input))
+    await pilot.pause()
+    return app.screen.query_one(Input)
+
+
+def test_the_remembered_method_comes_first() -> None:
+    choices = [AuthChoice("token", "Token"), AuthChoice("api-key", "API key", "env_var")]
+    assert [c.id for c in SignInScreen(choices, "api-key").choices] == ["api-key", "token"]
+    assert [c.id for c in SignInScreen(choices, "gone").choices] == ["token", "api-key"]
+
+
+async def test_escape_in_the_sign_in_dialog_gives_the_clear_error(auth_app: Run) -> None:
+    async with auth_app() as (app, pilot):
+        prompt = app.chat.query_one(PromptInput)
+        prompt.insert("my unsent draft")
+        await pilot.press("escape")
+        await wait_started(app, pilot)
+        assert app.screen is app.chat
+        assert app.session is None
+        assert not app.agent_running
+        failure = next(t for t in _notices(app) if "could not start" in t)
+        assert "requires sign-in" in failure and "--auth METHOD" in failure
+        assert prompt.text == "my unsent draft"
 
 
 # -- sessions and export ----------------------------------------------------------------------

@@ -20,7 +20,7 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from acp_tui.auth import AuthFailed, AuthRequired, run_in_terminal
+from acp_tui.auth import AuthChoice, AuthFailed, AuthRequired, run_in_terminal
 from acp_tui.config import AgentPolicy, Startup, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
@@ -421,6 +421,7 @@ class AcpApp(App[int]):
             agent.name,
             resume=startup.resume if first else None,
             auth=startup.auth,
+            choose=self._choose_sign_in,
             run_terminal=self._run_terminal,
             # The config's defaults, unless the command line names them (then as asked).
             mode=None if startup.mode else agent.mode,
@@ -434,6 +435,15 @@ class AcpApp(App[int]):
                 except (ValueError, RpcError) as error:
                     session.notice("warning", f"{category} {value!r} not set", str(error))
         return session
+
+    async def _choose_sign_in(
+        self, choices: list[AuthChoice], remembered: str | None
+    ) -> AuthChoice | None:
+        """Ask which method to sign in with (from the worker opening the session: the
+        dialog is waited for there); None when the user gives up."""
+        from acp_tui.ui.screens import SignInScreen
+
+        return await self.push_screen(SignInScreen(choices, remembered), wait_for_dismiss=True)
 
     async def _run_terminal(self, argv: list[str], env: dict[str, str]) -> int:
         """Run a sign-in command on the real terminal, the app suspended around it."""
