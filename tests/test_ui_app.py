@@ -3,27 +3,23 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import sys
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.pilot import Pilot
 
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.updates import UnknownUpdate
 from acp_tui.session.state import Message, ToolCallState
-from acp_tui.ui.app import AcpApp
 from acp_tui.ui.mentions import prompt_blocks
 from acp_tui.ui.pilot import (
-    demo_app,
     demo_workspace,
     send,
     wait_idle,
     wait_permission,
-    wait_started,
     wait_until,
 )
 from acp_tui.ui.screens import HelpScreen, QuitScreen, SearchScreen, SettingsScreen
@@ -41,6 +37,7 @@ from acp_tui.ui.widgets.terminal_view import TerminalView
 from acp_tui.ui.widgets.thought import Thought
 from acp_tui.ui.widgets.tool_call import ToolCallCard
 from acp_tui.ui.widgets.transcript import MOUNTED_LIMIT, Transcript
+from tests.support.ui import message_texts, started_app
 
 Run = Callable[..., Any]
 
@@ -48,20 +45,7 @@ Run = Callable[..., Any]
 @pytest.fixture
 def run(tmp_path: Path) -> Run:
     """`async with run() as (app, pilot)`: the app on a fresh demo agent and workspace."""
-
-    @asynccontextmanager
-    async def started(**kwargs: Any) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
-        workspace = demo_workspace(tmp_path / "workspace")
-        app = demo_app(workspace, tmp_path / "state", **kwargs)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_started(app, pilot)
-            yield app, pilot
-
-    return started
-
-
-def _texts(app: AcpApp) -> list[str]:
-    return [item.text for item in app.session.state.timeline if isinstance(item, Message)]  # type: ignore[union-attr]
+    return functools.partial(started_app, tmp_path)
 
 
 # -- starting -----------------------------------------------------------------------------------
@@ -314,7 +298,9 @@ async def test_prompts_typed_while_busy_are_queued_then_sent_one_at_a_time(run: 
         await pilot.press("ctrl+c")
         await wait_idle(app, pilot, timeout=20)
         assert concurrent == [False, False, False]
-        assert _texts(app)[-1].startswith("Markdown") or "Markdown" in "".join(_texts(app))
+        assert message_texts(app)[-1].startswith("Markdown") or "Markdown" in "".join(
+            message_texts(app)
+        )
         assert not queue.display
 
 

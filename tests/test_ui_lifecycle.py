@@ -3,6 +3,7 @@ agent, the session picker and export, and hostile agents (the TUI half of the fa
 
 from __future__ import annotations
 
+import functools
 import sys
 import tomllib
 from collections.abc import AsyncIterator, Callable
@@ -15,7 +16,6 @@ from textual.pilot import Pilot
 from textual.widgets import Input, OptionList
 
 from acp_tui.auth import AuthChoice
-from acp_tui.session.state import Message
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import (
@@ -35,6 +35,7 @@ from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.agents.hostile import AGENTS
+from tests.support.ui import message_texts, started_app
 
 AGENTS_DIR = Path(__file__).parent / "agents"
 
@@ -44,20 +45,7 @@ Run = Callable[..., Any]
 @pytest.fixture
 def run(tmp_path: Path) -> Run:
     """`async with run() as (app, pilot)`: the app on a fresh demo agent and workspace."""
-
-    @asynccontextmanager
-    async def started(**kwargs: Any) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
-        workspace = demo_workspace(tmp_path / "workspace")
-        app = demo_app(workspace, tmp_path / "state", **kwargs)
-        async with app.run_test(size=(120, 40)) as pilot:
-            await wait_started(app, pilot)
-            yield app, pilot
-
-    return started
-
-
-def _texts(app: AcpApp) -> list[str]:
-    return [item.text for item in app.session.state.timeline if isinstance(item, Message)]  # type: ignore[union-attr]
+    return functools.partial(started_app, tmp_path)
 
 
 def _notices(app: AcpApp) -> list[str]:
@@ -125,11 +113,11 @@ async def test_restart_after_a_crash_reloads_the_session_and_keeps_the_draft(
         await wait_until(pilot, lambda: app.agent_running and header.status == "idle")
         assert prompt.text == "a draft in progress"
         # The agent loaded the session: what it said before the crash is replayed.
-        assert "Half an answer" in _texts(app)
+        assert "Half an answer" in message_texts(app)
         prompt.clear()
         await send(app, pilot, "second question")
         await wait_idle(app, pilot)
-        assert "You said: second question" in _texts(app)
+        assert "You said: second question" in message_texts(app)
         assert app.check_action("restart_agent", ()) is False
 
 
@@ -143,7 +131,7 @@ async def test_restart_an_agent_that_cannot_reopen_keeps_the_record_on_screen(
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: app.agent_running and app.session is not None)
         await wait_until(pilot, lambda: any("new session" in t for t in _notices(app)))
-        assert "hello" in _texts(app)  # the record of the old session is still shown
+        assert "hello" in message_texts(app)  # the record of the old session is still shown
 
 
 # -- signing in -------------------------------------------------------------------------------
@@ -185,7 +173,7 @@ async def test_signing_in_from_the_dialog_opens_the_session(auth_app: Run, tmp_p
         assert app.session is not None, _notices(app)
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
-        assert "signed in: hello" in _texts(app)
+        assert "signed in: hello" in message_texts(app)
     assert 'authenticate "token"' in (tmp_path / "calls.log").read_text()
 
 
@@ -202,8 +190,8 @@ async def test_an_env_var_method_asks_for_the_value_masked(auth_app: Run) -> Non
         assert app.session is not None, _notices(app)
         await send(app, pilot, "hi")
         await wait_idle(app, pilot)
-        assert "signed in: hi" in _texts(app)
-        assert not any("secret" in text for text in [*_texts(app), *_notices(app)])
+        assert "signed in: hi" in message_texts(app)
+        assert not any("secret" in text for text in [*message_texts(app), *_notices(app)])
 
 
 async def _wait_for_input(app: AcpApp, pilot: Pilot[int]) -> Input:
@@ -245,7 +233,7 @@ async def test_the_session_picker_opens_an_earlier_session(run: Run) -> None:
         await app.action_quit()
 
     async with run(record=True) as (app, pilot):
-        assert "remember the tortoise" not in _texts(app)
+        assert "remember the tortoise" not in message_texts(app)
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         picker = app.screen
@@ -256,7 +244,7 @@ async def test_the_session_picker_opens_an_earlier_session(run: Run) -> None:
         index = titles.index("Old times")
         picker.query_one(OptionList).highlighted = index
         await pilot.press("enter")
-        await wait_until(pilot, lambda: "remember the tortoise" in _texts(app))
+        await wait_until(pilot, lambda: "remember the tortoise" in message_texts(app))
         assert app.screen is app.chat
         assert app.chat.query(UserMessage)
         assert app.session is not None and app.session.state.title == "Old times"
@@ -295,7 +283,7 @@ async def test_a_hostile_agent_leaves_the_app_running_and_the_draft_kept(
         prompt.insert("my unsent draft")
         inspector = app.chat.query_one(Inspector)
         if name == "deaf-to-cancel":
-            await wait_until(pilot, lambda: "Thinking very hard" in "".join(_texts(app)))
+            await wait_until(pilot, lambda: "Thinking very hard" in "".join(message_texts(app)))
             await pilot.press("escape")
             await wait_until(pilot, lambda: app.agent_unresponsive)
             assert any("ignored the cancel" in t for t in _notices(app))
@@ -313,6 +301,6 @@ async def test_a_hostile_agent_leaves_the_app_running_and_the_draft_kept(
             assert inspector._counts["problem"] > 0
             assert app.agent_running
         if name == "stdout-noise":
-            assert "Hello, world" in _texts(app)
+            assert "Hello, world" in message_texts(app)
         assert app.is_running
         assert prompt.text == "my unsent draft"
