@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import signal
 import time
 from collections.abc import Iterable
 from functools import partial
@@ -710,6 +711,20 @@ class AcpApp(App[int]):
         await super().on_event(event)
 
 
+TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+class _TerminalApp(AcpApp):
+    """The app as `acp-tui` runs it: SIGTERM and SIGHUP (the terminal closed) end it the way
+    Ctrl+Q does, so every agent and its commands are stopped and the record is complete."""
+
+    def on_mount(self) -> None:
+        super().on_mount()
+        loop = asyncio.get_running_loop()
+        for sig in TERMINATING:
+            loop.add_signal_handler(sig, self.exit, 128 + sig)
+
+
 def run_tui(
     command: list[str],
     client_options: ClientOptions,
@@ -718,6 +733,6 @@ def run_tui(
     startup: Startup | None = None,
 ) -> int:
     """Run the TUI on `command` until the user quits; the exit status."""
-    app = AcpApp(command, client_options, permission=permission, startup=startup)
+    app = _TerminalApp(command, client_options, permission=permission, startup=startup)
     result = app.run()
     return result if isinstance(result, int) else 0
