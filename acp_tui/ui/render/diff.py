@@ -9,6 +9,7 @@ are read from the patch text itself.
 from __future__ import annotations
 
 import difflib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.text import Text
@@ -16,6 +17,12 @@ from rich.text import Text
 from acp_tui.ui.render.markdown import lexer_for_path
 
 CONTEXT = 3
+MAX_ROWS = 2000
+"""Rows built for one diff; the rest is counted and summed up in a last row, so a 50 MB diff
+costs what a 2,000-line one does (the card shows a diff, not the file)."""
+MAX_HIGHLIGHT = 1 << 20
+"""Characters past which a diff is shown without syntax colours: highlighting is the slowest
+part, and past this size no one reads the colours."""
 
 
 @dataclass(slots=True)
@@ -29,16 +36,28 @@ class DiffRows:
     added: int = 0
     removed: int = 0
     new_file: bool = False
+    hidden: int = 0
+    """Rows left out past `MAX_ROWS`."""
+
+    @property
+    def room(self) -> int:
+        return max(0, MAX_ROWS - len(self.rows))
 
     def add(self, row: Text, kind: str) -> None:
         self.rows.append(row)
         self.kinds.append(kind)
 
+    def finish(self) -> DiffRows:
+        if self.hidden:
+            self.add(Text(f"… {self.hidden:,} more lines not shown", "acp.faint"), "meta")
+        return self
 
-def _highlighted_lines(code: str, path: str, theme: str) -> list[Text]:
-    lexer = lexer_for_path(path)
+
+def _highlighted_lines(code: str, path: str, theme: str) -> list[Text] | None:
+    """Each line of `code` in colour, or None where it will be shown plain."""
+    lexer = lexer_for_path(path) if len(code) <= MAX_HIGHLIGHT else None
     if lexer is None or not code:
-        return [Text(line) for line in code.splitlines()]
+        return None
     from rich.syntax import Syntax  # on first use: see render.markdown
 
     syntax = Syntax(code, lexer, theme=theme)
@@ -46,6 +65,14 @@ def _highlighted_lines(code: str, path: str, theme: str) -> list[Text]:
     text.style = ""  # token colours only: the diff chooses the backgrounds
     text.rstrip()
     return text.split("\n", allow_blank=True)
+
+
+def _line_source(lines: list[str], highlighted: list[Text] | None) -> Callable[[int], Text]:
+    """Line i as `Text`: highlighted when that worked line for line, else made on demand."""
+    # Highlighting may merge or drop a trailing empty line; plain lines are used then.
+    if highlighted is not None and len(highlighted) == len(lines):
+        return highlighted.__getitem__
+    return lambda index: Text(lines[index])
 
 
 def _row(sign: str, number: int | None, width: int, line: Text, kind: str) -> Text:
@@ -74,17 +101,16 @@ def file_diff(path: str, old: str | None, new: str, theme: str) -> DiffRows:
     old_text = old or ""
     old_lines = old_text.splitlines()
     new_lines = new.splitlines()
-    old_hl = _highlighted_lines(old_text, path, theme)
-    new_hl = _highlighted_lines(new, path, theme)
-    # Highlighting may merge or drop a trailing empty line; fall back to plain lines then.
-    if len(old_hl) != len(old_lines):
-        old_hl = [Text(line) for line in old_lines]
-    if len(new_hl) != len(new_lines):
-        new_hl = [Text(line) for line in new_lines]
+    old_hl = _line_source(old_lines, _highlighted_lines(old_text, path, theme))
+    new_hl = _line_source(new_lines, _highlighted_lines(new, path, theme))
     result = DiffRows(path=path, new_file=old is None or old == "")
     width = len(str(max(len(old_lines), len(new_lines), 1)))
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    for index, group in enumerate(matcher.get_grouped_opcodes(CONTEXT)):
+    if old_lines:
+        matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+        groups = list(matcher.get_grouped_opcodes(CONTEXT))
+    else:  # a new file: one insertion, no need to match anything
+        groups = [[("insert", 0, 0, 0, len(new_lines))]] if new_lines else []
+    for index, group in enumerate(groups):
         first, last = group[0], group[-1]
         if index or first[1] > 0:
             header = (
@@ -93,26 +119,39 @@ def file_diff(path: str, old: str | None, new: str, theme: str) -> DiffRows:
             result.add(Text(header, "acp.diff.hunk"), "hunk")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
-                for offset in range(i2 - i1):
+                shown = min(i2 - i1, result.room)
+                for offset in range(shown):
                     result.add(
-                        _row(" ", j1 + offset + 1, width, new_hl[j1 + offset], "same"), "same"
+                        _row(" ", j1 + offset + 1, width, new_hl(j1 + offset), "same"), "same"
                     )
+                result.hidden += i2 - i1 - shown
                 continue
             if tag in ("replace", "delete"):
-                for i in range(i1, i2):
-                    result.add(_row("-", i + 1, width, old_hl[i], "remove"), "remove")
+                shown = min(i2 - i1, result.room)
+                for i in range(i1, i1 + shown):
+                    result.add(_row("-", i + 1, width, old_hl(i), "remove"), "remove")
+                result.hidden += i2 - i1 - shown
                 result.removed += i2 - i1
             if tag in ("replace", "insert"):
-                for j in range(j1, j2):
-                    result.add(_row("+", j + 1, width, new_hl[j], "add"), "add")
+                shown = min(j2 - j1, result.room)
+                for j in range(j1, j1 + shown):
+                    result.add(_row("+", j + 1, width, new_hl(j), "add"), "add")
+                result.hidden += j2 - j1 - shown
                 result.added += j2 - j1
-    return result
+    return result.finish()
 
 
 def patch_diff(path: str, patch: str) -> DiffRows:
     """The rows of a unified patch (v2 `patch`), coloured by each line's sign."""
     result = DiffRows(path=path)
     for line in patch.splitlines():
+        if not result.room:
+            result.hidden += 1
+            if line.startswith("+") and not line.startswith("+++"):
+                result.added += 1
+            elif line.startswith("-") and not line.startswith("---"):
+                result.removed += 1
+            continue
         if line.startswith(("+++", "---", "diff ", "index ")):
             result.add(Text(line, "acp.faint"), "meta")
         elif line.startswith("@@"):
@@ -125,4 +164,4 @@ def patch_diff(path: str, patch: str) -> DiffRows:
             result.removed += 1
         else:
             result.add(_row(" ", None, 0, Text(line[1:] if line else ""), "same"), "same")
-    return result
+    return result.finish()
