@@ -18,6 +18,7 @@ from textual.pilot import Pilot
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import demo_app, demo_workspace, send, wait_idle, wait_started, wait_until
 from acp_tui.ui.widgets.inspector import KEEP, Inspector
+from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from tests.agents.hostile import AGENTS, read_transcript
 from tests.support.ui import message_texts
@@ -162,10 +163,11 @@ async def test_a_full_disk_for_the_transcript_is_a_warning_and_the_session_goes_
         await wait_until(pilot, lambda: finished(app))
         await pilot.pause()
         assert message_texts(app).count("Hello from a polite agent") == 2
-        # The TUI shows acp-tui's problems in the inspector (headless prints them as warnings).
+        warning = "transcript /dev/full not writable (No space left on device); recording stopped"
+        # In the chat, where the user sees it, and in the inspector with the other problems.
+        shown = [(line.item.severity, line.item.title) for line in app.chat.query(NoticeLine)]
+        assert ("warning", warning) in shown
         inspector = app.chat.query_one(Inspector)
         problems = [text for kind, text in inspector._lines if kind == "problem"]
-        assert problems == [
-            "transcript /dev/full not writable (No space left on device); recording stopped"
-        ]
+        assert problems == [warning]
         still_there(app, prompt)

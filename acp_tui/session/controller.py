@@ -401,6 +401,7 @@ class AgentClient:
         self._transcript: Transcript | None = None
         self._reader: asyncio.Task[None] | None = None
         self._orphans: dict[str, list[Any]] = {}
+        self._warnings: list[str] = []
         self.exited = asyncio.Event()
 
     # -- lifecycle ----------------------------------------------------------------------------
@@ -413,7 +414,7 @@ class AgentClient:
         in the version its answer shows, since the first `initialize` described us in the wrong
         shape. Raises `ProtocolMismatch` if it speaks nothing we do."""
         if self.options.transcript is not None and self._transcript is None:
-            self._transcript = Transcript(self.options.transcript, on_error=self._problem)
+            self._transcript = Transcript(self.options.transcript, on_error=self._transcript_failed)
         offered = self.options.protocol_version
         for _attempt in range(2):
             await self._spawn()
@@ -678,6 +679,8 @@ class AgentClient:
         self.sessions[session_id] = session
         for update in self._orphans.pop(session_id, []):
             session.apply(update)
+        for warning in self._warnings:
+            session.notice("warning", warning)
         return session
 
     # -- the wire -----------------------------------------------------------------------------
@@ -749,6 +752,14 @@ class AgentClient:
     def _problem(self, message: str) -> None:
         if self._on_problem is not None:
             self._on_problem(message)
+
+    def _transcript_failed(self, message: str) -> None:
+        """Losing the record is the user's business, not only the inspector's: every session
+        shows it, including the ones opened after it happened."""
+        self._problem(message)
+        self._warnings.append(message)
+        for session in self.sessions.values():
+            session.notice("warning", message)
 
 
 def _ignore_outcome(task: asyncio.Future[Any]) -> None:
