@@ -446,10 +446,6 @@ class Connection:
             if not future.done():
                 future.set_exception(reason)
 
-    def fail_pending(self, message: str) -> None:
-        """Give up on every unanswered request, e.g. because the agent process died."""
-        self._close(ConnectionClosed(message))
-
 
 def _repair_text(line: bytes) -> Any:
     """The JSON value of a line whose only fault is its text encoding, or UNSET."""

@@ -617,7 +617,6 @@ class AgentClient:
         servers = self._mcp_servers()
         replays = how in ("load", "replay")
         session = self._register(session_id, None if replays else state)
-        session.state.replaying = replays
         try:
             params: Any
             if how == "load":
@@ -634,8 +633,6 @@ class AgentClient:
         except RpcError:
             self.sessions.pop(session_id, None)
             raise
-        finally:
-            session.state.replaying = False
         session.apply_setup(setup)
         return session
 

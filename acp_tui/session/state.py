@@ -116,8 +116,6 @@ class SessionState:
     stop_reason: str | None = None
     turn: int = 0
     """How many prompts were sent; items remember the turn they arrived in."""
-    replaying: bool = False
-    """True while `session/load` replays history: no live prompts for replayed requests."""
     last_message: Message | None = None
     """The message a v1 chunk without `messageId` continues, while its kind does not change."""
     sent_prompt: Message | None = None

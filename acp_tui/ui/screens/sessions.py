@@ -10,30 +10,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from acp_tui.records import SessionEntry
+from acp_tui.ui.screens.dialog import Dialog
 
 
-class SessionsScreen(ModalScreen[SessionEntry | None]):
+class SessionsScreen(Dialog[SessionEntry | None]):
     """Pick a session: title, when, and where it comes from (agent, local record)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "dismiss_none", "Close")]
 
     DEFAULT_CSS = """
-    SessionsScreen > Vertical {
-        width: 90;
-        max-width: 95%;
-        height: auto;
-        max-height: 80%;
-        padding: 0 1;
-        border: round $accent;
-        border-title-color: $text-accent;
-        border-subtitle-color: $text-muted;
-        background: $surface;
-    }
+    SessionsScreen > Vertical { width: 90; }
     SessionsScreen OptionList { height: auto; max-height: 24; border: none; }
     SessionsScreen .sessions--empty { color: $text-muted; padding: 1 0; }
     """

@@ -15,7 +15,6 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -23,6 +22,7 @@ from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.protocol.updates import ConfigOption
 from acp_tui.session.controller import Session
 from acp_tui.session.reducer import Change
+from acp_tui.ui.screens.dialog import Dialog
 
 CATEGORY_ORDER = {"model": 0, "mode": 1, "thought_level": 2}
 
@@ -63,23 +63,13 @@ def settings_of(session: Session) -> list[Setting]:
     return settings
 
 
-class SettingsScreen(ModalScreen[None]):
+class SettingsScreen(Dialog[None]):
     """A list of settings; Enter opens a setting's choices, Esc goes back or closes."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back")]
 
     DEFAULT_CSS = """
-    SettingsScreen > Vertical {
-        width: 72;
-        height: auto;
-        max-height: 80%;
-        padding: 0 1;
-        border: round $accent;
-        border-title-color: $text-accent;
-        border-title-style: bold;
-        border-subtitle-color: $text-muted;
-        background: $surface;
-    }
+    SettingsScreen > Vertical { width: 72; }
     SettingsScreen OptionList, SettingsScreen OptionList:focus {
         height: auto;
         max-height: 20;

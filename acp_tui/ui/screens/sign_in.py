@@ -15,31 +15,20 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical
 from textual.content import Content
-from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from acp_tui.auth import AuthChoice
+from acp_tui.ui.screens.dialog import Dialog
 
 
-class SignInScreen(ModalScreen[AuthChoice | None]):
+class SignInScreen(Dialog[AuthChoice | None]):
     """Pick a sign-in method; for an `env var` one, enter its variables."""
 
     BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "back", "Back")]
 
     DEFAULT_CSS = """
-    SignInScreen > Vertical {
-        width: 80;
-        max-width: 95%;
-        height: auto;
-        max-height: 80%;
-        padding: 0 1;
-        border: round $accent;
-        border-title-color: $text-accent;
-        border-title-style: bold;
-        border-subtitle-color: $text-muted;
-        background: $surface;
-    }
+    SignInScreen > Vertical { width: 80; }
     SignInScreen OptionList { height: auto; max-height: 20; border: none; }
     SignInScreen #sign-in-vars { height: auto; display: none; }
     SignInScreen.-vars #sign-in-vars { display: block; }
