@@ -719,7 +719,8 @@ class _TerminalApp(AcpApp):
     Ctrl+Q does, so every agent and its commands are stopped and the record is complete."""
 
     def on_mount(self) -> None:
-        super().on_mount()
+        # No `super().on_mount()`: Textual calls every class's own handler along the MRO, so
+        # calling it here too started the agent twice (two handshakes, two sessions).
         loop = asyncio.get_running_loop()
         for sig in TERMINATING:
             loop.add_signal_handler(sig, self.exit, 128 + sig)
