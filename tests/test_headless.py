@@ -184,3 +184,17 @@ async def test_an_agent_that_dies_mid_turn_is_reported_with_its_last_words(tmp_p
     assert run.status == 1
     expected = "acp-tui: the agent exited with code 3 (stderr: model backend exploded)\n"
     assert run.err == expected
+
+
+async def test_a_shell_line_in_terminal_create_runs_through_the_shell(tmp_path: Path) -> None:
+    """Agents written for Zed send `{"command": "echo hi && touch x"}` with no `args`."""
+    agent = [sys.executable, str(Path(__file__).parent / "agents" / "shell_line_agent.py")]
+    run = await acp_tui(tmp_path, "-p", "echo hi && touch made.txt", agent=agent)
+    assert (run.status, run.out) == (0, "exit 0: hi\n"), run.err
+    assert (tmp_path / "made.txt").is_file()
+    create = next(
+        m
+        for m in map(json.loads, run.transcript.read_text().splitlines())
+        if m["msg"].get("method") == "terminal/create"
+    )
+    assert "args" not in create["msg"]["params"]

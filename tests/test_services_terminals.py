@@ -346,3 +346,60 @@ async def test_a_group_seen_gone_is_never_signalled_again(
 )
 def test_commands_are_shown_as_typed(argv: list[str], shown: str) -> None:
     assert command_line(argv) == shown
+
+
+async def test_a_shell_line_without_args_runs_through_the_users_shell(
+    service: TerminalService, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's older adapter and Kimi CLI send a whole shell line as `command`."""
+    monkeypatch.setenv("SHELL", "/bin/bash")
+    started: list[str] = []
+    service._on_start = lambda terminal, command, cwd: started.append(command)
+    line = f"echo hi && touch {tmp_path}/x.txt; echo $((6 * 7)) | sed s/4/four/"
+    output = await finished(service, await run(service, line))
+    assert output["output"] == "hi\nfour2\n"
+    assert output["exitStatus"]["exitCode"] == 0
+    assert (tmp_path / "x.txt").exists()
+    assert started == [line]
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "expected"),
+    [
+        ("echo hi && touch x", [], ["/bin/sh", "-c", "echo hi && touch x"]),
+        ("ls -la", [], ["/bin/sh", "-c", "ls -la"]),
+        ("cat *.py", [], ["/bin/sh", "-c", "cat *.py"]),
+        ("ls", [], None),
+        ("/usr/bin/env", [], None),
+        # With args the agent gave an argv: run exactly that, never through a shell.
+        ("echo hi && touch x", ["y"], None),
+        ("git", ["status"], None),
+    ],
+)
+def test_which_commands_are_shell_lines(
+    command: str, args: list[str], expected: list[str] | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("SHELL", "/bin/sh")
+    assert terminals.shell_argv(command, args) == expected
+
+
+@pytest.mark.parametrize("shell", [None, "", "relative-shell", "/no/such/shell"])
+def test_without_a_usable_shell_it_is_bin_sh(
+    shell: str | None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    if shell is None:
+        monkeypatch.delenv("SHELL", raising=False)
+    else:
+        monkeypatch.setenv("SHELL", shell)
+    assert terminals.shell_argv("a && b", []) == ["/bin/sh", "-c", "a && b"]
+
+
+async def test_an_executable_whose_path_has_a_space_runs_directly(
+    service: TerminalService, tmp_path: Path
+) -> None:
+    program = tmp_path / "my tools" / "say hi"
+    program.parent.mkdir()
+    program.write_text("#!/bin/sh\necho direct\n")
+    program.chmod(0o755)
+    output = await finished(service, await run(service, str(program)))
+    assert output["output"] == "direct\n"

@@ -1,8 +1,10 @@
 """`terminal/*`: commands the agent runs through acp-tui, each a real process the user can see.
 
 What the agent gets
-    `terminal/create` starts `command` with `args` directly (no shell: the spec defines none,
-    and real agents send an argv such as `sh -c …` when they want one), with `env` laid over
+    `terminal/create` starts `command` with `args` directly (the spec defines no shell), with
+    one exception real agents rely on: a `command` with no `args` that is a whole shell line
+    (`echo hi && touch x`: whitespace or shell syntax, and not an executable's path) runs as
+    `$SHELL -c command` (`/bin/sh` without `SHELL`), as Zed runs it. `env` is laid over
     acp-tui's environment, in `cwd` (confined to the workspace like any path; default: the
     session's cwd), stdin from /dev/null and stderr merged into stdout as a terminal shows them.
     It answers with the terminal id at once. `output`, `wait_for_exit`, `kill` and `release`
@@ -39,6 +41,7 @@ import asyncio
 import contextlib
 import itertools
 import os
+import re
 import shlex
 import signal
 import subprocess
@@ -305,6 +308,20 @@ class _Terminal(asyncio.SubprocessProtocol):
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "fish"})
 
 
+_SHELL_SYNTAX = re.compile(r"""[\s|&;<>()$`'"*?\[\]{}~#=!\\]""")
+
+
+def shell_argv(command: str, args: Sequence[str]) -> list[str] | None:
+    """`[$SHELL, "-c", command]` when the agent sent a shell line as `command` with no
+    `args`; None when `command` names one executable."""
+    if args or not _SHELL_SYNTAX.search(command) or os.access(command, os.X_OK):
+        return None
+    shell = os.environ.get("SHELL", "")
+    if not (os.path.isabs(shell) and os.access(shell, os.X_OK)):
+        shell = "/bin/sh"
+    return [shell, "-c", command]
+
+
 def command_line(argv: list[str]) -> str:
     """A command as the user would type it: the script of `sh -c SCRIPT`, else argv quoted."""
     if len(argv) == 3 and os.path.basename(argv[0]) in _SHELLS and argv[1] in ("-c", "-lc"):
@@ -344,7 +361,9 @@ class TerminalService:
         request = decode_params(params, CreateTerminalRequest)
         if self._closed:
             raise RpcError(INTERNAL_ERROR, _CLOSING)
-        argv = [request.command, *request.args]
+        shell = shell_argv(request.command, request.args)
+        argv = shell or [request.command, *request.args]
+        shown = request.command if shell else command_line(argv)
         if not request.command:
             raise RpcError(INVALID_PARAMS, "the command is empty")
         if any("\0" in arg for arg in argv):
@@ -393,7 +412,7 @@ class TerminalService:
         self._reaper.watch(terminal.pid)
         self._terminals[terminal.id] = terminal
         if self._on_start is not None:
-            self._on_start(terminal.id, command_line(argv), str(cwd))
+            self._on_start(terminal.id, shown, str(cwd))
         return CreateTerminalResponse(terminal.id)
 
     def _finished(self, terminal: _Terminal) -> None:
