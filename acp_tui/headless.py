@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import os
 import shlex
 import signal
 import sys
@@ -84,10 +85,43 @@ class Failure(Exception):
         self.status = status
 
 
+class Output:
+    """Where the printers write. When the reader goes away (`acp-tui -p … | head`), writing
+    stops quietly and `on_closed` runs, once: the run ends as a program killed by SIGPIPE."""
+
+    def __init__(self, stream: TextIO, on_closed: Callable[[], None]) -> None:
+        self._stream = stream
+        self._on_closed = on_closed
+        self.closed = False
+
+    def write(self, text: str) -> None:
+        if self.closed:
+            return
+        try:
+            self._stream.write(text)
+            self._stream.flush()
+        except BrokenPipeError:
+            self.closed = True
+            _discard_output(self._stream)
+            self._on_closed()
+
+
+def _discard_output(stream: TextIO) -> None:
+    """Point `stream`'s file at /dev/null, so that Python's own flush at exit does not fail
+    on the closed pipe too."""
+    try:
+        fd = stream.fileno()
+    except (OSError, ValueError):
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, fd)
+    os.close(devnull)
+
+
 class TextPrinter:
     """Streams the agent's message text to `out`, a blank line between messages."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: Output) -> None:
         self._out = out
         self._printed: dict[str, int] = {}
         self._last: str | None = None
@@ -114,14 +148,13 @@ class TextPrinter:
 
     def _write(self, text: str) -> None:
         self._out.write(text)
-        self._out.flush()
         self._at_line_start = text.endswith("\n")
 
 
 class JsonPrinter:
     """One JSON object per state change, on its own line."""
 
-    def __init__(self, out: TextIO) -> None:
+    def __init__(self, out: Output) -> None:
         self._out = out
         self._encode = msgspec.json.Encoder().encode
 
@@ -132,7 +165,6 @@ class JsonPrinter:
 
     def emit(self, event: dict[str, Any]) -> None:
         self._out.write(self._encode(event).decode() + "\n")
-        self._out.flush()
 
 
 def change_event(session: Session, change: Change) -> dict[str, Any] | None:
@@ -197,8 +229,9 @@ class HeadlessRun:
             self.policy = AgentPolicy(mode, agent_rules=self.agent.rules)  # type: ignore[arg-type]
         self.refuse = PermissionPolicy("reject", path=self.policy.path)
         self.workspace = client_options.cwd
-        self.json = JsonPrinter(options.out) if options.output_format == "jsonl" else None
-        self.text = TextPrinter(options.out) if self.json is None else None
+        out = Output(options.out, self._output_closed)
+        self.json = JsonPrinter(out) if options.output_format == "jsonl" else None
+        self.text = TextPrinter(out) if self.json is None else None
         self.client = AgentClient(
             argv,
             client_options,
@@ -226,6 +259,8 @@ class HeadlessRun:
         try:
             return await self._run()
         except asyncio.CancelledError:
+            if self._terminated == signal.SIGPIPE:
+                return 128 + signal.SIGPIPE  # quietly, as `| head` expects of a program
             if self._terminated is not None:
                 self._warn(f"stopped by {self._terminated.name}")
                 return 128 + self._terminated
@@ -350,6 +385,10 @@ class HeadlessRun:
         self._terminated = sig
         if self._main is not None:
             self._main.cancel()
+
+    def _output_closed(self) -> None:
+        """Nobody reads the output any more: stop the agent and end, as on SIGPIPE."""
+        self._terminate(signal.SIGPIPE)
 
     def _interrupt(self) -> None:
         if self._closing:

@@ -9,6 +9,7 @@ import asyncio
 import json
 import os
 import signal
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -198,3 +199,20 @@ async def test_a_shell_line_in_terminal_create_runs_through_the_shell(tmp_path: 
         if m["msg"].get("method") == "terminal/create"
     )
     assert "args" not in create["msg"]["params"]
+
+
+@pytest.mark.parametrize("output_format", ["text", "jsonl"])
+def test_a_closed_stdout_ends_the_run_quietly(tmp_path: Path, output_format: str) -> None:
+    """`acp-tui -p tour | head -3`: the reader leaves; acp-tui stops the agent and ends as a
+    program killed by SIGPIPE would, with no error on stderr."""
+    argv = [*ACP_TUI, "--cwd", str(tmp_path), "--output-format", output_format, "-p", "tour"]
+    env = {**os.environ, "ACP_TUI_DEMO_SPEED": "0.05"}
+    process = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    assert process.stdout is not None and process.stderr is not None
+    for _ in range(3):
+        assert process.stdout.readline()
+    process.stdout.close()
+    status = process.wait(timeout=30)
+    err = process.stderr.read().decode()
+    assert status == 128 + signal.SIGPIPE, err
+    assert "Error" not in err and "Traceback" not in err
