@@ -63,7 +63,7 @@ from acp_tui.protocol.client_methods import (
     WriteTextFileRequest,
     decode_params,
 )
-from acp_tui.protocol.jsonrpc import RpcError
+from acp_tui.protocol.jsonrpc import RESOURCE_NOT_FOUND, RpcError
 from acp_tui.services.workspace import Workspace, os_error, path_error
 
 DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
@@ -133,8 +133,11 @@ class FileSystemService:
         *,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
         on_write: Callable[[WriteRecord], None] | None = None,
+        missing_reads_empty: bool = False,
     ) -> None:
         self.workspace = workspace
+        self.missing_reads_empty = missing_reads_empty
+        """Answer a read of a missing file with "" (`acp_tui.quirks`), not `-32002`."""
         self.max_read_bytes = max_read_bytes
         self._on_write = on_write
         self._seen: dict[Path, _Seen] = {}
@@ -144,7 +147,12 @@ class FileSystemService:
 
     async def read_text_file(self, params: msgspec.Raw) -> ReadTextFileResponse:
         request = decode_params(params, ReadTextFileRequest)
-        content = await asyncio.to_thread(self._read, request.path, request.line, request.limit)
+        try:
+            content = await asyncio.to_thread(self._read, request.path, request.line, request.limit)
+        except RpcError as error:
+            if not (self.missing_reads_empty and error.code == RESOURCE_NOT_FOUND):
+                raise
+            content = ""
         return ReadTextFileResponse(content)
 
     def _read(self, path: str, line: int | None, limit: int | None) -> str:

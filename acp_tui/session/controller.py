@@ -37,6 +37,7 @@ from acp_tui.protocol.updates import (
     UnknownUpdate,
     decode_session_notification,
 )
+from acp_tui.quirks import MISSING_FILE_READS_EMPTY, Quirk, quirks_for
 from acp_tui.services.dispatch import ClientServices
 from acp_tui.services.fs import FileSystemService, WriteRecord
 from acp_tui.services.terminals import TerminalService
@@ -116,6 +117,11 @@ class AgentInfo:
     protocol_version: int = 1
     capabilities: dict[str, Any] = field(default_factory=dict)
     auth_methods: list[m.AuthMethod] = field(default_factory=list)
+    quirks: tuple[Quirk, ...] = ()
+    """Known bugs of this agent's version that acp-tui works around (`acp_tui.quirks`)."""
+
+    def has_quirk(self, key: str) -> bool:
+        return any(quirk.key == key for quirk in self.quirks)
 
     @property
     def label(self) -> str:
@@ -361,7 +367,13 @@ def build_services(session: Session) -> ClientServices:
     and whatever the user allowed on purpose; their results are shown in the session."""
     options = session.client.options
     workspace = Workspace([options.cwd], allowed=options.allow_paths)
-    fs = FileSystemService(workspace, on_write=session.file_written) if options.fs else None
+    fs = None
+    if options.fs:
+        fs = FileSystemService(
+            workspace,
+            on_write=session.file_written,
+            missing_reads_empty=session.client.info.has_quirk(MISSING_FILE_READS_EMPTY),
+        )
     terminals = None
     if options.terminal:
         terminals = TerminalService(
@@ -517,7 +529,10 @@ class AgentClient:
             auth_methods=[
                 a for a in response.auth_methods if a.type in ("agent", "terminal", "env_var")
             ],
+            quirks=quirks_for(info.name, info.version),
         )
+        for quirk in self.info.quirks:
+            self._note(f"quirk {quirk.key} applies to {self.info.label}: {quirk.summary}")
 
     async def close(self) -> None:
         """Close every session the agent lets us close, then stop the agent process."""
@@ -745,6 +760,11 @@ class AgentClient:
         if session is None:
             raise RpcError(INVALID_PARAMS, f"unknown session: {session_id}")
         return session
+
+    def _note(self, message: str) -> None:
+        """Something the user may want to know about the wire, that is not a problem."""
+        if self._on_traffic is not None:
+            self._on_traffic("note", message.encode())
 
     def _problem(self, message: str) -> None:
         if self._on_problem is not None:

@@ -14,7 +14,7 @@ from textual.widgets import Log, Static
 KEEP = 5000
 LINE_LIMIT = 2000
 """Characters shown of one line (a whole file in a diff is one line on the wire)."""
-PREFIXES = {"send": "→ ", "recv": "← ", "stderr": "! ", "problem": "✗ "}
+PREFIXES = {"send": "→ ", "recv": "← ", "stderr": "! ", "problem": "✗ ", "note": "i "}
 
 
 def describe(kind: str, text: str) -> str:
@@ -107,7 +107,7 @@ class Inspector(Vertical):
         self._title()
 
     def add(self, kind: str, text: str) -> None:
-        """Record one line: `send`, `recv`, `stderr` or `problem`."""
+        """Record one line: `send`, `recv`, `stderr`, `problem` or `note`."""
         self._counts[kind] = self._counts.get(kind, 0) + 1
         # stderr comes in arbitrary chunks: keep it a line at a time.
         entries = (
