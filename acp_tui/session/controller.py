@@ -191,6 +191,11 @@ class Session:
         change = reducer.apply(self.state, update)
         for listener in self.listeners:
             listener(self, change)
+        if change.kind == "tool_call":
+            meta = getattr(update, "meta", None)
+            if isinstance(meta, dict) and not reducer.TERMINAL_META_KEYS.isdisjoint(meta):
+                for terminal_change in reducer.meta_terminal(self.state, change.item, meta):
+                    self.emit(terminal_change)
         if change.kind == "status" and self.state.status == "idle" and self.version >= 2:
             self._finish_turn(self.state.stop_reason)
 
@@ -510,10 +515,14 @@ class AgentClient:
             )
             if self._services_factory is None:
                 capabilities = m.ClientCapabilitiesV1(session=capabilities.session)
+            # Agents that run commands themselves stream them to clients that say they can
+            # show them (claude-agent-acp's Bash tool): see `reducer.meta_terminal`.
+            meta: dict[str, Any] = {"terminal_output": True, "terminal_output_delta": True}
             if terminal_auth:
                 # The stable capability, and the older `_meta` one some agents still read.
                 capabilities.auth = {"terminal": True}
-                capabilities.meta = {"terminal-auth": True}
+                meta["terminal-auth"] = True
+            capabilities.meta = meta
             params = m.InitializeRequestV1(version, capabilities, CLIENT_INFO)
         return await self.request("initialize", params, m.InitializeResponse)
 

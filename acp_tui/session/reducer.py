@@ -21,7 +21,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from acp_tui.protocol.content import ContentBlock
+from acp_tui.protocol.content import ContentBlock, ToolCallContent
 from acp_tui.protocol.updates import (
     AgentMessage,
     AgentMessageChunk,
@@ -175,7 +175,19 @@ def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) ->
         call.name = update.name
     if update.meta is not UNSET:
         call.meta = update.meta
+        info = update.meta.get("terminal_info") if isinstance(update.meta, dict) else None
+        if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
+            _show_terminal(call, info["terminal_id"])
     return Change("tool_call", call)
+
+
+def _show_terminal(call: s.ToolCallState, terminal_id: str) -> None:
+    """Give the card the terminal an agent announced in `_meta.terminal_info`, unless its
+    content already shows it."""
+    for item in call.content:
+        if item.type == "terminal" and item.terminal_id == terminal_id:
+            return
+    call.content.append(ToolCallContent("terminal", terminal_id=terminal_id))
 
 
 def _tool_content_chunk(state: s.SessionState, update: ToolCallContentChunk) -> Change:
@@ -339,6 +351,48 @@ def terminal_exited(
     terminal = terminal_for(state, terminal_id)
     terminal.exited, terminal.exit_code, terminal.signal = True, exit_code, signal
     return Change("terminal", terminal)
+
+
+TERMINAL_META_KEYS = frozenset(
+    ("terminal_info", "terminal_output", "terminal_output_delta", "terminal_exit")
+)
+"""Tool call `_meta` keys of the terminals agents run themselves (see `meta_terminal`)."""
+
+
+def meta_terminal(
+    state: s.SessionState, call: s.ToolCallState, meta: dict[str, Any]
+) -> list[Change]:
+    """A terminal the agent runs itself, reported in tool call `_meta` (claude-agent-acp's
+    Bash tool, to clients that advertise `_meta.terminal_output`): `terminal_info` names it,
+    `terminal_output` and `terminal_output_delta` carry output to append, `terminal_exit` its
+    end. It becomes the same terminal state as `terminal/*` and v2's `terminal_update`."""
+    changes = []
+    info = meta.get("terminal_info")
+    if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
+        terminal = terminal_for(state, info["terminal_id"])
+        if call.title:  # the command, once the agent knows it ("Terminal" before)
+            terminal.command = call.title
+        if isinstance(info.get("cwd"), str):
+            terminal.cwd = info["cwd"]
+        changes.append(Change("terminal", terminal))
+    for key in ("terminal_output", "terminal_output_delta"):
+        output = meta.get(key)
+        if isinstance(output, dict) and isinstance(output.get("terminal_id"), str):
+            data = output.get("data")
+            if isinstance(data, str) and data:
+                changes.append(terminal_output(state, output["terminal_id"], data.encode()))
+    end = meta.get("terminal_exit")
+    if isinstance(end, dict) and isinstance(end.get("terminal_id"), str):
+        code, signal = end.get("exit_code"), end.get("signal")
+        changes.append(
+            terminal_exited(
+                state,
+                end["terminal_id"],
+                code if isinstance(code, int) else None,
+                signal if isinstance(signal, str) else None,
+            )
+        )
+    return changes
 
 
 def _b64(data: str) -> bytes:
