@@ -25,6 +25,7 @@ from acp_tui.protocol.jsonrpc import (
     INVALID_REQUEST,
     METHOD_NOT_FOUND,
     PARSE_ERROR,
+    REQUEST_CANCELLED,
     ConnectionClosed,
     ErrorObject,
     Incoming,
@@ -42,6 +43,15 @@ bulk, small enough to keep latency low."""
 MAX_LINE_BYTES = 256 * 1024 * 1024
 """A line longer than this is dropped (and reported), not kept: far beyond any real diff,
 short of what would exhaust memory."""
+
+CANCEL_REQUEST = "$/cancel_request"
+_WITHDRAWN_KEPT = 1000
+"""Withdrawn request ids remembered, for peers that never answer them."""
+
+
+class _CancelRequest(msgspec.Struct, rename="camel"):
+    request_id: RequestId
+
 
 _decode_incoming = msgspec.json.Decoder(Incoming).decode
 _decode_any = msgspec.json.Decoder().decode
@@ -148,6 +158,13 @@ class Connection:
         self._on_traffic = on_traffic
         self._next_id = 0
         self._pending: dict[RequestId, tuple[asyncio.Future[msgspec.Raw], str]] = {}
+        self._withdrawn: dict[RequestId, str] = {}
+        """Our requests withdrawn with `$/cancel_request`, by id: their late answers are due
+        (the peer MUST answer), expected, and dropped."""
+        self._serving: dict[RequestId, asyncio.Task[None]] = {}
+        """The peer's requests being answered, by id: what its `$/cancel_request` stops."""
+        self._stopped: set[asyncio.Task[None]] = set()
+        """Tasks of requests the peer withdrew (other cancellations are shutdowns)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed: ConnectionClosed | None = None
 
@@ -168,6 +185,12 @@ class Connection:
         try:
             await self._send(_encode(_Request("2.0", request_id, method, params)))
             raw = await future
+        except asyncio.CancelledError:
+            # Abandoned (a timeout, the user moved on): tell the peer to stop working on it.
+            # (Our cancel reached the future too, unless its answer came first.)
+            if future.cancelled() and self._closed is None:
+                self._withdraw(request_id, method)
+            raise
         finally:
             self._pending.pop(request_id, None)
             if future.done() and not future.cancelled():
@@ -181,6 +204,16 @@ class Connection:
 
     async def notify(self, method: str, params: Any) -> None:
         await self._send(_encode(_Notification("2.0", method, params)))
+
+    def _withdraw(self, request_id: RequestId, method: str) -> None:
+        if len(self._withdrawn) >= _WITHDRAWN_KEPT:
+            del self._withdrawn[next(iter(self._withdrawn))]
+        self._withdrawn[request_id] = method
+        self._spawn(self._notify_quietly(CANCEL_REQUEST, _CancelRequest(request_id)))
+
+    async def _notify_quietly(self, method: str, params: Any) -> None:
+        with contextlib.suppress(ConnectionClosed):
+            await self.notify(method, params)
 
     async def _send(self, line: bytes) -> None:
         if self._closed is not None:
@@ -367,13 +400,17 @@ class Connection:
             self._dispatch(message, raw)
 
     def _dispatch(self, message: Incoming, line: bytes) -> None:
-        if message.is_notification:
+        if message.is_notification and message.method == CANCEL_REQUEST:
+            self._cancel_serving(message.params)  # type: ignore[arg-type]
+        elif message.is_notification:
             try:
                 self._handler.handle_notification(message.method, message.params)  # type: ignore[arg-type]
             except Exception as exc:  # a bad notification must never stop the stream
                 self._problem(f"could not handle {message.method}: {exc!r}")
         elif message.is_request:
-            self._spawn(self._answer(message.id, message.method, message.params))  # type: ignore[arg-type]
+            task = self._spawn(self._answer(message.id, message.method, message.params))  # type: ignore[arg-type]
+            self._serving[message.id] = task  # type: ignore[index]
+            task.add_done_callback(lambda _task, key=message.id: self._serving.pop(key, None))
         elif message.is_response:
             self._resolve(message, line)
         else:
@@ -385,7 +422,25 @@ class Connection:
                 error = RpcError(INTERNAL_ERROR, f"the agent answered {entry[1]} with nothing")
                 entry[0].set_exception(error)
 
+    def _cancel_serving(self, params: msgspec.Raw | UnsetType) -> None:
+        """The peer withdrew one of its requests: stop serving it (its handler sees
+        `CancelledError`; `_answer` sends the -32800 the spec requires)."""
+        try:
+            request_id = msgspec.json.decode(params or b"null", type=_CancelRequest).request_id
+        except msgspec.DecodeError as exc:
+            self._problem(f"unreadable {CANCEL_REQUEST}: {exc}")
+            return
+        task = self._serving.get(request_id)
+        if task is None and isinstance(request_id, int):
+            task = self._serving.get(str(request_id))
+        if task is not None:
+            self._stopped.add(task)
+            task.cancel()
+
     def _resolve(self, message: Incoming, line: bytes) -> None:
+        if message.id in self._withdrawn and message.id not in self._pending:
+            del self._withdrawn[message.id]  # type: ignore[arg-type]
+            return  # the answer to a request we withdrew: due, and no longer wanted
         entry = self._pending_entry(message.id)  # type: ignore[arg-type]
         if entry is None or entry[0].done():
             self._problem(f"agent answered a request we never sent or had: {_preview(line)}")
@@ -408,6 +463,15 @@ class Connection:
     async def _answer(self, request_id: RequestId, method: str, params: msgspec.Raw) -> None:
         try:
             result = await self._handler.handle_request(method, params)
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            withdrawn = task in self._stopped
+            self._stopped.discard(task)  # type: ignore[arg-type]
+            if not withdrawn or self._closed is not None:
+                raise
+            # The peer withdrew the request ($/cancel_request): it still gets its answer.
+            await self._send_error(request_id, RpcError(REQUEST_CANCELLED, "Request cancelled"))
+            return
         except RpcError as error:
             await self._send_error(request_id, error)
             return
@@ -430,10 +494,11 @@ class Connection:
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _spawn(self, coroutine: Any) -> None:
+    def _spawn(self, coroutine: Any) -> asyncio.Task[None]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
+        return task
 
     def _problem(self, message: str) -> None:
         if self._on_problem is not None:

@@ -250,10 +250,11 @@ class Session:
         )
         try:
             # The turn can end without the agent's answer (`abandon_turn`: it ignored a
-            # cancel); then the request is left to be answered or failed on its own.
+            # cancel, or died); then the request is withdrawn.
             await asyncio.wait((call, done), return_when=asyncio.FIRST_COMPLETED)
         finally:
             if not call.done():
+                call.cancel()
                 call.add_done_callback(_ignore_outcome)
         if call.done():
             try:
@@ -362,6 +363,10 @@ class Session:
             if not cancelled:
                 await self.client.decide_permission(pending)
             return await future
+        except asyncio.CancelledError:
+            if not cancelled:
+                self.notice("warning", f"The agent withdrew its request: {_asked_about(pending)}")
+            raise
         finally:
             with contextlib.suppress(ValueError):
                 self.pending_permissions.remove(pending)
@@ -786,6 +791,13 @@ class AgentClient:
         self._warnings.append(message)
         for session in self.sessions.values():
             session.notice("warning", message)
+
+
+def _asked_about(pending: PendingPermission) -> str:
+    call = pending.tool_call
+    if call is not None and call.title:
+        return call.title
+    return "permission"
 
 
 def _ignore_outcome(task: asyncio.Future[Any]) -> None:

@@ -166,8 +166,11 @@ class ChatScreen(Screen[None]):
     def _apply(self, change: Change) -> None:
         kind = change.kind
         self.query_one(Transcript).show(change)
-        if kind == "status":
+        if kind in ("status", "notice"):
+            # A turn's end, or a notice that the agent withdrew a request: both answer
+            # requests elsewhere than in the dialog.
             self.query_one(PermissionPanel).prune()
+        if kind == "status":
             self._sync_busy()
         elif kind == "info":
             self._sync_header()
