@@ -2,8 +2,8 @@
 
 With `-p` it runs headless; without, the TUI. The agent is the command after `--`, else the
 config file's `--agent NAME`, else its `default_agent`, else the built-in demo agent, so a new
-user sees everything acp-tui does at once. Also `acp-tui agents`, `acp-tui sessions` and
-`acp-tui export ID` (see `acp_tui.commands`).
+user sees everything acp-tui does at once. Also `acp-tui agents`, `acp-tui sessions`,
+`acp-tui export ID` and `acp-tui logout` (see `acp_tui.commands`).
 """
 
 from __future__ import annotations
@@ -19,19 +19,21 @@ from acp_tui.config import DEMO_COMMAND, ConfigError, Startup, config_path, load
 from acp_tui.session.controller import SUPPORTED_VERSIONS, ClientOptions
 
 DEMO_AGENT = DEMO_COMMAND
-SUBCOMMANDS = ("agents", "sessions", "export")
+SUBCOMMANDS = ("agents", "sessions", "export", "logout")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-tui",
         usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
-        "       acp-tui agents | sessions [--agent NAME] | export ID [-o FILE]",
+        "       acp-tui agents | sessions [--agent NAME] | export ID [-o FILE]"
+        " | logout [--agent NAME]",
         description="A terminal client for AI coding agents that speak the Agent Client "
         "Protocol. Without an agent command it runs the configured default agent, or the "
         "built-in demo agent.",
         epilog="commands: `agents` lists the configured agents, `sessions` the sessions you "
-        "can --resume, `export ID` writes one as Markdown (each takes --help).",
+        "can --resume, `export ID` writes one as Markdown, `logout` signs out of the agent "
+        "(each takes --help).",
     )
     parser.add_argument("--version", action="version", version=f"acp-tui {__version__}")
     parser.add_argument(

@@ -1,5 +1,5 @@
-"""`acp-tui agents`, `acp-tui sessions` and `acp-tui export ID`: the config and the records,
-from the shell."""
+"""`acp-tui agents`, `acp-tui sessions`, `acp-tui export ID` and `acp-tui logout`: the config,
+the records and the agent's sign-in, from the shell."""
 
 from __future__ import annotations
 
@@ -34,6 +34,8 @@ def run(name: str, argv: Sequence[str], agent_command: list[str]) -> int:
         return agents(argv)
     if name == "sessions":
         return asyncio.run(sessions(argv, agent_command))
+    if name == "logout":
+        return asyncio.run(logout(argv, agent_command))
     return export(argv)
 
 
@@ -176,6 +178,50 @@ async def _agent_sessions(
     finally:
         with contextlib.suppress(Exception):
             await client.close()
+
+
+# -- logout -----------------------------------------------------------------------------------
+
+
+async def logout(argv: Sequence[str], agent_command: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="acp-tui logout",
+        usage="acp-tui logout [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]",
+        description="Sign out of an agent that offers it (`logout`), and forget the sign-in "
+        "method acp-tui remembered for it.",
+    )
+    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="where to start it")
+    args = parser.parse_args(argv)
+    try:
+        agent = _config().agent(args.agent, agent_command)
+    except ConfigError as error:
+        _warn(str(error))
+        return 2
+
+    async def refuse(pending: object) -> None:
+        pass
+
+    options = ClientOptions(cwd=args.cwd.resolve(), env=dict(agent.env), startup_timeout=15.0)
+    client = AgentClient(agent.command, options, decide_permission=refuse, services_factory=None)
+    try:
+        info = await client.start()
+        if not info.supports("logout"):
+            _warn(f"{info.label} does not offer sign-out (no `agentCapabilities.auth.logout`)")
+            return 1
+        await client.logout()
+    except (LaunchError, ProtocolMismatch, RpcError, OSError) as error:
+        _warn(f"could not sign out of {agent.name}: {error}")
+        return 1
+    finally:
+        with contextlib.suppress(Exception):
+            await client.close()
+    store = RecordStore.open(on_warning=_warn)
+    if store is not None:
+        store.forget_auth(agent.name)
+        store.close()
+    print(f"Signed out of {info.label}.")
+    return 0
 
 
 def _when(moment: datetime | None) -> str:

@@ -198,3 +198,36 @@ async def test_a_failed_terminal_login_and_giving_up(
         assert session.id.startswith("auth-")
     finally:
         await agent.close()
+
+
+def test_logout_from_the_command_line_signs_out_and_forgets_the_method(tmp_path: Path) -> None:
+    (tmp_path / "logged-in").write_text("yes")  # signed in by an earlier terminal login
+    assert headless(tmp_path, "--auth", "token", "-p", "hi").returncode == 0
+    logout = subprocess.run(
+        [*ACP_TUI, "logout", "--cwd", str(tmp_path), "--", *AUTH_AGENT],
+        env=env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert (logout.returncode, logout.stdout) == (0, "Signed out of auth-agent 1.0.\n")
+    assert calls(tmp_path)[-1] == "logout null"
+    assert not (tmp_path / "logged-in").exists()
+    # The remembered method is forgotten: the next run asks again, it does not sign back in.
+    refused = headless(tmp_path, "-p", "hi")
+    assert refused.returncode == 1 and "requires sign-in" in refused.stderr
+
+
+def test_logout_of_an_agent_that_does_not_offer_it(tmp_path: Path) -> None:
+    logout = subprocess.run(
+        [*ACP_TUI, "logout", "--cwd", str(tmp_path)],
+        env={**env(tmp_path), "ACP_TUI_DEMO_SPEED": "0"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert logout.returncode == 1
+    assert logout.stderr == (
+        "acp-tui: acp-tui demo agent 0.1.0 does not offer sign-out "
+        "(no `agentCapabilities.auth.logout`)\n"
+    )

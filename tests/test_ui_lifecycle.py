@@ -18,6 +18,7 @@ from textual.widgets import Input, OptionList
 from acp_tui.auth import AuthChoice
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
+from acp_tui.ui.commands import app_commands
 from acp_tui.ui.pilot import (
     demo_app,
     demo_workspace,
@@ -304,3 +305,18 @@ async def test_a_hostile_agent_leaves_the_app_running_and_the_draft_kept(
             assert "Hello, world" in message_texts(app)
         assert app.is_running
         assert prompt.text == "my unsent draft"
+
+
+async def test_sign_out_from_the_palette(auth_app: Run, tmp_path: Path) -> None:
+    async with auth_app() as (app, pilot):
+        await pilot.press("enter")  # sign in with the token
+        await wait_started(app, pilot)
+        (command,) = [c for c in app_commands(app) if c.title == "Sign out"]
+        command.callback()
+        await wait_until(pilot, lambda: "Signed out of auth-agent 1.0." in _notices(app))
+    assert (tmp_path / "calls.log").read_text().splitlines()[-1] == "logout null"
+
+
+async def test_no_sign_out_for_an_agent_without_logout(run: Run) -> None:
+    async with run() as (app, _pilot):
+        assert "Sign out" not in [c.title for c in app_commands(app)]

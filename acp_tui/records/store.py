@@ -305,6 +305,15 @@ class RecordStore:
             return None
         return row[0] if row else None
 
+    def forget_auth(self, agent: str) -> None:
+        """After a sign-out: the next start asks again rather than signing straight back in."""
+        if self.failed:
+            return
+        try:
+            self._db.execute("DELETE FROM auth_choices WHERE agent = ?", (agent,))
+        except sqlite3.Error as error:
+            self._failed(error)
+
     def remember_auth(self, agent: str, method_id: str) -> None:
         if self.failed:
             return

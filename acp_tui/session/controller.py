@@ -134,8 +134,13 @@ class AgentInfo:
         return node
 
     def supports(self, feature: str) -> bool:
-        """`load`, `resume`, `list`, `close`, `image`, `audio`, `embedded_context`,
+        """`load`, `resume`, `list`, `close`, `logout`, `image`, `audio`, `embedded_context`,
         `mcp_stdio`, `mcp_http`, `mcp_sse`."""
+        if feature == "logout":
+            # v2: an agent with sign-in methods must take `auth/logout`.
+            if self.protocol_version >= 2:
+                return bool(self.auth_methods)
+            return self._marker("auth", "logout") is not None
         if feature.startswith("mcp_"):
             kind = feature.removeprefix("mcp_")
             if self.protocol_version >= 2:
@@ -592,6 +597,12 @@ class AgentClient:
     async def authenticate(self, method_id: str) -> None:
         method = "auth/login" if self.info.protocol_version >= 2 else "authenticate"
         await self.request(method, m.AuthenticateRequest(method_id))
+
+    async def logout(self) -> None:
+        """Sign out of the agent (only when it `supports("logout")`): its sessions may end or
+        ask for sign-in again, as the agent decides."""
+        method = "auth/logout" if self.info.protocol_version >= 2 else "logout"
+        await self.request(method, {})
 
     async def new_session(self, *, state: SessionState | None = None) -> Session:
         """Start a session in the workspace. `state` (a conversation recorded earlier, to show

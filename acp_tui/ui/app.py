@@ -312,6 +312,29 @@ class AcpApp(App[int]):
             with contextlib.suppress(Exception):
                 await self.client.close()
 
+    @property
+    def can_sign_out(self) -> bool:
+        client = self.client
+        return client is not None and self.agent_running and client.info.supports("logout")
+
+    async def sign_out(self) -> None:
+        """`logout`: the agent ends the signed-in state; acp-tui forgets the remembered
+        method, so the next start asks rather than signing straight back in."""
+        client, session = self.client, self.session
+        if client is None:
+            return
+        try:
+            await client.logout()
+        except RpcError as error:
+            self.notify(error.message, title="Could not sign out", severity="error")
+            return
+        if self.store is not None:
+            self.store.forget_auth(self.agent_name)
+        message = f"Signed out of {client.info.label}."
+        if session is not None:
+            session.notice("info", message, "New sessions may ask you to sign in again.")
+        self.notify(message, title="Signed out")
+
     # -- several conversations ----------------------------------------------------------------
 
     def action_new_conversation(self) -> None:

@@ -33,6 +33,12 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
         yield SystemCommand(
             "Stop the agent", "End the agent process (Ctrl+R starts it again)", app.stop_agent
         )
+    if app.can_sign_out:
+        yield SystemCommand(
+            "Sign out",
+            "Sign out of the agent (`logout`)",
+            lambda: app.run_worker(app.sign_out(), exit_on_error=False),
+        )
     yield SystemCommand(
         "Mode and settings", "The agent's modes, models and options (F2)", app.action_settings
     )

@@ -10,7 +10,8 @@ Usage: auth_agent.py          serve ACP on stdin/stdout
   marker file that signs every later process in;
 - `api-key` (env var, the legacy kind): `AUTH_AGENT_KEY=secret` in the environment signs in.
 `session/new` answers -32000 (authentication required) until signed in; `session/prompt`
-answers "signed in: TEXT". Every method received is appended to `$AUTH_AGENT_HOME/calls.log`
+answers "signed in: TEXT". `logout` (advertised as `agentCapabilities.auth.logout`) signs
+this process out and removes the marker. Every method received is appended to `$AUTH_AGENT_HOME/calls.log`
 (`AUTH_AGENT_HOME` also holds the marker; default: the working directory).
 """
 
@@ -83,7 +84,7 @@ def serve() -> None:
             terminal = (caps.get("auth") or {}).get("terminal") is True
             result = {
                 "protocolVersion": 1,
-                "agentCapabilities": {},
+                "agentCapabilities": {"auth": {"logout": {}}},
                 "agentInfo": {"name": "auth-agent", "version": "1.0"},
                 "authMethods": methods(terminal),
             }
@@ -94,6 +95,10 @@ def serve() -> None:
                 send({"id": request_id, "result": {}})
             else:
                 send({"id": request_id, "error": {"code": -32602, "message": "unknown method"}})
+        elif method == "logout":
+            signed_in = False
+            MARKER.unlink(missing_ok=True)
+            send({"id": request_id, "result": {}})
         elif method == "session/new":
             if not signed_in:
                 error = {"code": -32000, "message": "Authentication required"}
