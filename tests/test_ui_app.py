@@ -9,10 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from acp_tui.protocol.content import ContentBlock
-from acp_tui.protocol.updates import UnknownUpdate
+from acp_tui.protocol.updates import UnknownUpdate, decode_session_notification
 from acp_tui.session.state import Message, ToolCallState
 from acp_tui.ui.mentions import prompt_blocks
 from acp_tui.ui.pilot import (
@@ -40,6 +41,12 @@ from acp_tui.ui.widgets.transcript import MOUNTED_LIMIT, Transcript
 from tests.support.ui import message_texts, started_app
 
 Run = Callable[..., Any]
+
+
+def decoded(update: dict[str, Any]) -> Any:
+    """One `sessionUpdate` as the connection decodes it off the wire."""
+    params = msgspec.json.encode({"sessionId": "s", "update": update})
+    return decode_session_notification(params)[1]
 
 
 @pytest.fixture
@@ -132,6 +139,24 @@ async def test_tool_calls_show_kind_status_and_content(run: Run) -> None:
         # Locations are relative to the workspace.
         locations = str(edit.query_one(".tool--locations").render())
         assert "/" not in locations.split(":")[0] or not locations.startswith("/")
+
+
+async def test_a_location_without_a_line_shows_the_path_alone(run: Run) -> None:
+    # Claude reports a whole-file read as `line: 0`: `hello.txt:0` would point nowhere.
+    async with run() as (app, pilot):
+        assert app.session is not None
+        root = app.session.client.options.cwd
+        locations = [
+            {"path": str(root / "hello.txt"), "line": 0},
+            {"path": str(root / "notes.md")},
+            {"path": str(root / "app.py"), "line": 12},
+        ]
+        update = {"sessionUpdate": "tool_call", "toolCallId": "r", "title": "Read"}
+        app.session.apply(decoded({**update, "locations": locations}))
+        await pilot.pause()
+        card = app.chat.query_one(ToolCallCard)
+        shown = str(card.query_one(".tool--locations").render())
+        assert shown == "hello.txt  notes.md  app.py:12"
 
 
 async def test_expanding_a_tool_call_shows_raw_input(run: Run) -> None:

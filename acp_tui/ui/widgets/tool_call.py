@@ -15,7 +15,7 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from acp_tui.protocol.content import ContentBlock, ToolCallContent, block_text
+from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
 from acp_tui.session.state import SessionState, ToolCallState
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.widgets.block import Block
@@ -57,6 +57,14 @@ def inline_code(text: str) -> Content:
         else:
             pieces.append(part if index % 2 == 0 else f"`{part}")
     return Content.assemble(*pieces)
+
+
+def location_text(location: ToolCallLocation, root: Path | None) -> str:
+    """`src/app.py:12`, or the path alone when there is no line to point at: agents send
+    `line: 0` for "the whole file" (Claude's reads), and `app.py:0` points nowhere."""
+    path = relative_path(location.path, root)
+    line = location.line
+    return f"{path}:{line}" if isinstance(line, int) and line > 0 else path
 
 
 class ToolText(MarkdownView):
@@ -204,16 +212,12 @@ class ToolCallCard(Block):
         locations = self.query_one(".tool--locations", Static)
         locations.display = bool(call.locations)
         if call.locations:
-            locations.update(Content("  ".join(self._location(x) for x in call.locations)))
+            shown = (location_text(x, self.root) for x in call.locations)
+            locations.update(Content("  ".join(shown)))
         self._sync_body()
         self.set_class(not call.content, "-empty")
         if self.expanded:
             self.query_one(".tool--raw", RenderView).invalidate()
-
-    def _location(self, location: Any) -> str:
-        path = relative_path(location.path, self.root)
-        line = location.line
-        return f"{path}:{line}" if isinstance(line, int) else path
 
     def _sync_body(self) -> None:
         body = self.query_one(".tool--body", Vertical)
