@@ -57,6 +57,7 @@ class DemoClient:
         fs: bool = True,
         terminal: bool = True,
         boolean_options: bool = True,
+        meta: dict[str, Any] | None = None,
         agent_args: tuple[str, ...] = (),
     ) -> None:
         self.tmp_path = tmp_path
@@ -64,6 +65,7 @@ class DemoClient:
         self.fs = fs
         self.terminal = terminal
         self.boolean_options = boolean_options
+        self.meta = meta  # v1 `clientCapabilities._meta`
         self.agent_args = agent_args
         self.workspace = tmp_path / "workspace"
         self.workspace.mkdir(exist_ok=True)
@@ -142,6 +144,8 @@ class DemoClient:
             }
             if self.boolean_options:
                 capabilities["session"] = {"configOptions": {"boolean": {}}}
+            if self.meta is not None:
+                capabilities["_meta"] = self.meta
             params = {
                 "protocolVersion": self.version,
                 "clientCapabilities": capabilities,
@@ -357,6 +361,7 @@ SCENARIOS = [
     ("/read notes.txt", "end_turn"),
     ("/edit notes.txt", "end_turn"),
     ("/run echo hi", "end_turn"),
+    ("bash", "end_turn"),
     ("/permission", "end_turn"),
     ("/switch", "end_turn"),
     ("/long 50", "end_turn"),
@@ -615,6 +620,95 @@ async def test_run_a_real_command(tmp_path: Path, version: int) -> None:
             last = client.of("terminal_update")[-1]
             assert last["exitStatus"]["exitCode"] == 3
         assert "demo-output-42" in client.text()
+
+
+BASH_OUTPUT = "".join(f"step {n} of 5\n" for n in range(1, 6)) + "notes.txt\n"
+BOTH = {"terminal_output": True, "terminal_output_delta": True}
+
+
+@pytest.mark.parametrize(
+    ("version", "meta"),
+    [(1, BOTH), (1, {"terminal_output": True}), (1, {"terminal_output_delta": False}), (2, None)],
+    ids=["v1-delta", "v1-output", "v1-none", "v2"],
+)
+async def test_bash_the_agent_runs_a_command_itself(
+    tmp_path: Path, version: int, meta: dict[str, bool] | None
+) -> None:
+    """`bash`: no permission asked, no `terminal/*`: the agent runs the command and shows it as
+    the client can. Over v1 `_meta` (claude-agent-acp's Bash tool), the output comes live."""
+    async with DemoClient(tmp_path, version, meta=meta) as client:
+        (client.workspace / "notes.txt").write_text("a note\n")
+        session_id = await client.new_session()
+        mark = client.mark()
+        assert await client.prompt(session_id, "bash") == "end_turn"
+        assert client.requests == []
+        updates = [
+            u for u in client.since(mark) if u["sessionUpdate"] in ("tool_call", "tool_call_update")
+        ]
+        first, *middle, last = updates
+        assert first["title"] == scenarios.BASH_COMMAND and first["kind"] == "execute"
+        assert first["rawInput"] == {
+            "command": scenarios.BASH_COMMAND,
+            "cwd": str(client.workspace),
+        }
+        assert [u.get("status") for u in updates if "status" in u] == [
+            "pending",
+            "in_progress",
+            "completed",
+        ]
+        assert last["rawOutput"] == {"exitCode": 0}
+        text = client.text()
+        if version == 2:
+            [terminal] = middle[0]["content"]
+            chunks = [
+                base64.b64decode(u["data"])
+                for u in client.of("terminal_output_chunk")
+                if u["terminalId"] == terminal["terminalId"]
+            ]
+            assert b"".join(chunks).decode() == BASH_OUTPUT and len(chunks) > 1
+            assert client.of("terminal_update")[-1]["exitStatus"]["exitCode"] == 0
+            assert all("_meta" not in u for u in updates)
+            assert "display terminal" in text
+        elif meta == BOTH or meta == {"terminal_output": True}:
+            key = "terminal_output_delta" if meta == BOTH else "terminal_output"
+            terminal_id = first["_meta"]["terminal_info"]["terminal_id"]
+            info = {"terminal_id": terminal_id, "cwd": str(client.workspace)}
+            assert first["sessionUpdate"] == "tool_call" and first["_meta"] == {
+                "terminal_info": info
+            }
+            assert first["content"] == [{"type": "terminal", "terminalId": terminal_id}]
+            pieces = [u["_meta"][key] for u in updates if key in u.get("_meta", {})]
+            assert all(piece["terminal_id"] == terminal_id for piece in pieces)
+            assert "".join(piece["data"] for piece in pieces) == BASH_OUTPUT
+            assert len(pieces) > 1  # as it came, not all at the end
+            exits = [u for u in updates if "terminal_exit" in u.get("_meta", {})]
+            assert exits == [last]
+            exit_status = {"terminal_id": terminal_id, "exit_code": 0, "signal": None}
+            assert last["_meta"]["terminal_exit"] == exit_status
+            assert f"`{key}`" in text
+        else:
+            assert all("_meta" not in u for u in updates)
+            [content] = last["content"]
+            assert content["type"] == "content"
+            assert BASH_OUTPUT.rstrip("\n") in content["content"]["text"]
+            assert "could not watch the output live" in text
+        assert "exited with code **0**" in text
+
+
+async def test_bash_cancelled_ends_its_meta_terminal(tmp_path: Path) -> None:
+    async with DemoClient(tmp_path, 1, meta=BOTH) as client:
+        session_id = await client.new_session()
+        mark = client.mark()
+        started = client.watch("delta", lambda u: "terminal_output_delta" in u.get("_meta", {}))
+        turn = asyncio.create_task(client.prompt(session_id, "bash"))
+        await asyncio.wait_for(started, 5)
+        await client.cancel(session_id)
+        assert await asyncio.wait_for(turn, 5) == "cancelled"
+        updates = [u for u in client.since(mark) if u["sessionUpdate"] == "tool_call_update"]
+        [ended] = [u for u in updates if "terminal_exit" in u.get("_meta", {})]
+        assert ended["_meta"]["terminal_exit"]["signal"] == "SIGTERM"
+        assert updates[-1]["status"] == "failed"  # v1 has no `cancelled`
+        assert updates.index(ended) < len(updates) - 1
 
 
 async def test_v1_without_client_capabilities_skips_gracefully(tmp_path: Path) -> None:

@@ -239,6 +239,41 @@ async def allow(pending: PendingPermission) -> None:
     pending.select("allow_once")
 
 
+async def test_the_agents_own_command_is_a_live_terminal_in_acp_tui(tmp_path: Path) -> None:
+    """`bash` over v1: acp-tui advertises `_meta.terminal_output_delta`, so the demo agent
+    streams the command it runs itself in tool call `_meta`, and it becomes terminal state:
+    output as it comes, then the exit."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("a note\n")
+    transcript = tmp_path / "transcript.jsonl"
+    options = ClientOptions(cwd=workspace, transcript=transcript)
+    client = AgentClient(DEMO, options, decide_permission=allow)
+    try:
+        await client.start()
+        session = await client.new_session()
+        seen: list[tuple[bool, bytes]] = []
+
+        def watch(_session: Any, change: Any) -> None:
+            if change.kind == "terminal":
+                seen.append((change.item.exited, bytes(change.item.output)))
+
+        session.listeners.append(watch)
+        assert await session.prompt([text_block("bash")]) == "end_turn"
+    finally:
+        await client.close()
+    [call] = session.state.tool_calls.values()
+    [item] = call.content
+    terminal = session.state.terminals[item.terminal_id]
+    steps = "".join(f"step {n} of 5\n" for n in range(1, 6))
+    assert bytes(terminal.output) == f"{steps}notes.txt\n".encode()
+    assert (terminal.exited, terminal.exit_code, terminal.cwd) == (True, 0, str(workspace))
+    assert call.status == "completed" and terminal.command == call.title
+    running = [output for exited, output in seen if not exited]
+    assert b"step 1 of 5\n" in running and len(set(running)) > 2  # it grew while running
+    assert validate_transcript(transcript, version=1, sender="agent") > 0
+
+
 @VERSIONS
 async def test_sessions_survive_the_agent_through_agent_client(
     tmp_path: Path, version: int, monkeypatch: pytest.MonkeyPatch

@@ -31,7 +31,7 @@ from acp_tui.demo.scenarios import COMMANDS
 from acp_tui.demo.session import LiveSession, Peer
 from acp_tui.demo.store import SessionRecord, SessionStore, now_iso
 from acp_tui.demo.turn import Cancelled, ScenarioError, Turn, new_id
-from acp_tui.demo.wire import available_commands
+from acp_tui.demo.wire import TERMINAL_META_KEYS, available_commands
 from acp_tui.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -164,6 +164,10 @@ class DemoAgent:
             peer.fs_read = fs.get("readTextFile") is True
             peer.fs_write = fs.get("writeTextFile") is True
             peer.terminal = caps.get("terminal") is True
+            meta = caps.get("_meta")
+            if isinstance(meta, dict):
+                offered = [key for key in TERMINAL_META_KEYS if meta.get(key) is True]
+                peer.terminal_meta = offered[0] if offered else None
             options = ((caps.get("session") or {}).get("configOptions")) or {}
             peer.boolean_options = options.get("boolean") is not None
         if isinstance(info, dict) and isinstance(info.get("name"), str):

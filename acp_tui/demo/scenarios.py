@@ -8,17 +8,14 @@ protocol messages themselves: that is `Turn`'s job, so the same code serves v1 a
 
 from __future__ import annotations
 
-import asyncio
-import base64
 import contextlib
 import os
-import signal
 import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from acp_tui.demo import texts
+from acp_tui.demo import shell, texts
 from acp_tui.demo.turn import ALL_OPTIONS, ALLOWING, Cancelled, ScenarioError, Turn, new_id
 from acp_tui.demo.wire import (
     CONTEXT_SIZE,
@@ -26,6 +23,7 @@ from acp_tui.demo.wire import (
     available_commands,
     diff_item,
     fence,
+    terminal_chunk,
     terminal_item,
     terminal_transcript,
     terminal_update,
@@ -46,6 +44,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("read", "Read a file from your workspace", "file path (default: README.md)"),
     ("edit", "Show a diff, ask permission, then really edit the file", "file path"),
     ("run", "Run a real command in a terminal", "command (default: echo and ls)"),
+    ("bash", "Run a small command myself and stream its output live", None),
     ("permission", "A permission request with all four option kinds", None),
     ("switch", "The agent switches the session mode itself, after asking", None),
     ("long", "Stream thousands of chunks, to test speed and cancel", "number of chunks"),
@@ -61,6 +60,12 @@ ALIASES = {"diff": "edit", "cat": "read", "exec": "run", "terminal": "run", "?":
 
 DEFAULT_EDIT_TARGET = "ACP_DEMO.md"
 DEFAULT_COMMAND = "echo 'Hello from a real terminal!' && ls"
+BASH_COMMAND = (
+    "dir /b"
+    if sys.platform == "win32"
+    else 'for step in 1 2 3 4 5; do echo "step $step of 5"; sleep 0.2; done; ls'
+)
+"""What `bash` runs: harmless, about a second long, and its output comes in pieces."""
 READ_LIMIT = 200
 CUSTOM_STOP_REASON = "_demo_custom_stop"
 V1_STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal"}
@@ -258,7 +263,7 @@ async def _simulated_command(turn: Turn, command: str, output: str) -> None:
         await turn.update(terminal_update(item))
         for line in output.splitlines(keepends=True):
             await turn.pause(0.3)
-            await turn.update(_terminal_chunk(item, line.encode()))
+            await turn.update(terminal_chunk(item, line.encode()))
             item["output"] += line
         item["exitCode"] = 0
         await turn.update(terminal_update(item, exit_only=True))
@@ -408,19 +413,43 @@ async def run(turn: Turn, arg: str) -> None:
         await turn.say("OK, I didn't run it.\n")
         return
     if turn.v2:
-        item = await _run_v2(turn, call, command, terminal_id)
+        item = await shell.run(turn, call, terminal_item(terminal_id, command, cwd))
     else:
         item = await _run_v1(turn, call, command)
     if item is None:
         return
     tail = "\n".join(item["output"].rstrip("\n").splitlines()[-8:])
-    if item["exitCode"] is not None:
-        summary = f"`{command}` exited with code **{item['exitCode']}**."
-    else:
-        summary = f"`{command}` was stopped by **{item['signal'] or 'a signal'}**."
+    summary = _ending(item, f"`{command}`")
     if tail:
         summary += " The last lines:\n\n" + fence(tail, "console")
     await turn.say(summary + "\n")
+
+
+def _ending(item: dict[str, Any], subject: str) -> str:
+    if item["exitCode"] is not None:
+        return f"{subject} exited with code **{item['exitCode']}**."
+    return f"{subject} was stopped by **{item['signal'] or 'a signal'}**."
+
+
+async def bash(turn: Turn, arg: str) -> None:
+    """The agent runs a command itself, the way claude-agent-acp's Bash tool does, and shows
+    it as a live terminal where the client can (see `shell`), else as text at the end."""
+    cwd = turn.record.cwd
+    if arg:
+        await turn.say(texts.BASH_FIXED + "\n\n")
+    item = terminal_item(new_id("term"), BASH_COMMAND, cwd)
+    raw_input = {"command": BASH_COMMAND, "cwd": cwd}
+    fields = shell.tool_fields(turn, item)
+    # The title is the command, as Bash tools have it: clients show it as the terminal's.
+    call = await turn.tool(BASH_COMMAND, "execute", raw_input=raw_input, **fields)
+    await shell.run(turn, call, item)
+    if turn.v2:
+        how = texts.BASH_V2
+    elif turn.peer.terminal_meta is not None:
+        how = texts.BASH_META.format(key=turn.peer.terminal_meta)
+    else:
+        how = texts.BASH_TEXT
+    await turn.say(f"{how} {_ending(item, 'It')}\n")
 
 
 def _shell_argv(command: str) -> list[str]:
@@ -487,83 +516,6 @@ async def _run_v1(turn: Turn, call: Any, command: str) -> dict[str, Any] | None:
         | {"truncated": bool(output.get("truncated"))},
     )
     return item
-
-
-async def _run_v2(turn: Turn, call: Any, command: str, terminal_id: str) -> dict[str, Any]:
-    """v2: the agent runs the command itself and shows it in a display-only terminal:
-    `terminal_update` (command, cwd), base64 `terminal_output_chunk`s, then the exit status."""
-    cwd = turn.record.cwd
-    item = terminal_item(terminal_id, command, cwd)
-    await call.update(status="in_progress", content=[item])
-    await turn.update(terminal_update(item))
-    try:
-        process = await asyncio.create_subprocess_shell(
-            command,
-            cwd=cwd,
-            stdin=asyncio.subprocess.DEVNULL,
-            stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT,
-            start_new_session=sys.platform != "win32",
-        )
-    except OSError as exc:
-        item["output"] = f"cannot start: {exc}\n"
-        item["exitCode"] = 127
-        await turn.update(terminal_update(item, output=item["output"].encode()))
-        await call.update(status="failed", raw_output={"error": str(exc)})
-        return item
-    assert process.stdout is not None
-    output = bytearray()
-    try:
-        while chunk := await turn.race(process.stdout.read(4096)):
-            output += chunk
-            await turn.update(_terminal_chunk(item, chunk))
-        code = await turn.race(process.wait())
-    except Cancelled:
-        await _terminate(process)
-        item["signal"] = "SIGTERM"
-        await turn.update(terminal_update(item, exit_only=True))
-        raise
-    finally:
-        # However else the turn ends (the client gone, the agent shutting down), the command
-        # must not outlive it: in a session of its own, no signal sent to us reaches it.
-        if process.returncode is None:
-            await _terminate(process)
-        item["output"] = output.decode("utf-8", errors="replace")
-    if code < 0:
-        item["signal"] = signal.Signals(-code).name
-    else:
-        item["exitCode"] = code
-    if len(output) <= 64 * 1024:
-        # A final snapshot replaces what the chunks built up: the same bytes, but it shows
-        # clients the snapshot path (and is what a replay sends).
-        await turn.update(terminal_update(item, output=bytes(output)))
-    else:
-        await turn.update(terminal_update(item, exit_only=True))
-    status = "completed" if code == 0 else "failed"
-    await call.update(status=status, raw_output={"exitCode": item["exitCode"]})
-    return item
-
-
-async def _terminate(process: asyncio.subprocess.Process) -> None:
-    """SIGTERM the command's process group, then SIGKILL it if it lingers."""
-    for sig in (signal.SIGTERM, getattr(signal, "SIGKILL", signal.SIGTERM)):
-        with contextlib.suppress(ProcessLookupError, PermissionError, OSError):
-            if sys.platform == "win32":
-                process.kill()
-            else:
-                os.killpg(process.pid, sig)
-        try:
-            await asyncio.wait_for(process.wait(), 1.0)
-            return
-        except TimeoutError:
-            continue
-
-
-def _terminal_chunk(item: dict[str, Any], data: bytes) -> dict[str, Any]:
-    encoded = base64.b64encode(data).decode("ascii")
-    return {"sessionUpdate": "terminal_output_chunk", "terminalId": item["terminalId"]} | {
-        "data": encoded
-    }
 
 
 async def permission(turn: Turn, arg: str) -> None:
@@ -757,6 +709,7 @@ SCENARIOS: dict[str, Scenario] = {
     "read": read,
     "edit": edit,
     "run": run,
+    "bash": bash,
     "permission": permission,
     "switch": switch,
     "long": long,

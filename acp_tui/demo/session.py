@@ -32,6 +32,10 @@ class Peer:
     fs_read: bool = False
     fs_write: bool = False
     terminal: bool = False
+    terminal_meta: str | None = None
+    """The tool call `_meta` key the client reads the output of the agent's own commands from
+    (`terminal_output_delta` or `terminal_output`, as `clientCapabilities._meta` advertised);
+    None if it does not show them."""
     boolean_options: bool = False
     client_name: str = "an ACP client"
 

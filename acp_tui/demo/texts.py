@@ -169,6 +169,25 @@ Your client did not advertise the `terminal` capability, so I must not call \
 `terminal/create`. **Skipping the command.**
 """
 
+BASH_META = """\
+I ran that command **myself** and streamed it to you live in the tool call's `_meta` \
+(`terminal_info`, `{key}`, `terminal_exit`), as claude-agent-acp's Bash tool does, because \
+your client advertised `clientCapabilities._meta.{key}`.\
+"""
+
+BASH_TEXT = """\
+I ran that command **myself**. Your client did not advertise \
+`clientCapabilities._meta.terminal_output` (or `terminal_output_delta`), so it could not watch \
+the output live: it came as text at the end.\
+"""
+
+BASH_V2 = """\
+I ran that command **myself** and showed it in a display terminal of my own \
+(`terminal_update`, `terminal_output_chunk`), as ACP v2 agents do.\
+"""
+
+BASH_FIXED = "_I always run the same harmless command here; `/run` runs yours._"
+
 OUTSIDE_ROOTS = "`{path}` is outside this session's workspace, so I won't touch it."
 
 PERMISSION_INTRO = """\

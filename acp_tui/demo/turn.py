@@ -205,8 +205,10 @@ class Turn:
         content: list[dict[str, Any]] | None = None,
         locations: list[dict[str, Any]] | None = None,
         raw_input: Any = None,
+        meta: dict[str, Any] | None = None,
     ) -> ToolCall:
-        """Report a new tool call: v1 `tool_call`, v2 the first `tool_call_update` of its id."""
+        """Report a new tool call: v1 `tool_call`, v2 the first `tool_call_update` of its id.
+        `meta` goes out as its `_meta`, and is not kept for replay."""
         fields: dict[str, Any] = {"title": title, "kind": kind, "status": status}
         if content is not None:
             fields["content"] = content
@@ -218,10 +220,11 @@ class Turn:
         self.record.history.append(call.entry)
         self.open_tools[call.id] = call
         name = "tool_call_update" if self.v2 else "tool_call"
-        await self.update(
-            {"sessionUpdate": name, "toolCallId": call.id}
-            | wire.tool_fields(fields, self.peer.version)
-        )
+        update = {"sessionUpdate": name, "toolCallId": call.id}
+        update |= wire.tool_fields(fields, self.peer.version)
+        if meta is not None:
+            update["_meta"] = meta
+        await self.update(update)
         return call
 
     async def ask_permission(
@@ -381,15 +384,17 @@ class ToolCall:
         fields = {name: self.entry[name] for name in wire.TOOL_FIELDS if name in self.entry}
         return {"toolCallId": self.id} | wire.tool_fields(fields, self.turn.peer.version)
 
-    async def update(self, **fields: Any) -> None:
-        """Patch the tool call: only the fields given are sent (v2: omitted = unchanged)."""
+    async def update(self, *, meta: dict[str, Any] | None = None, **fields: Any) -> None:
+        """Patch the tool call: only the fields given are sent (v2: omitted = unchanged).
+        `meta` goes out as the update's `_meta`, and is not kept: it is about this update."""
         self.entry.update(fields)
         if fields.get("status") in FINISHED:
             self.turn.open_tools.pop(self.id, None)
-        await self.turn.update(
-            {"sessionUpdate": "tool_call_update", "toolCallId": self.id}
-            | wire.tool_fields(fields, self.turn.peer.version)
-        )
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": self.id}
+        update |= wire.tool_fields(fields, self.turn.peer.version)
+        if meta is not None:
+            update["_meta"] = meta
+        await self.turn.update(update)
 
     async def append(self, item: dict[str, Any]) -> None:
         """Add one content item. v2 streams it with `tool_call_content_chunk`; v1 has no such

@@ -180,6 +180,35 @@ def terminal_update(
     return update
 
 
+def terminal_chunk(item: dict[str, Any], data: bytes) -> dict[str, Any]:
+    """A v2 `terminal_output_chunk`: bytes to append, base64-encoded."""
+    encoded = base64.b64encode(data).decode("ascii")
+    return {"sessionUpdate": "terminal_output_chunk", "terminalId": item["terminalId"]} | {
+        "data": encoded
+    }
+
+
+# A v1 agent that runs a command itself can still show it as a terminal, to a client that
+# advertises `clientCapabilities._meta.terminal_output` (or `terminal_output_delta`): tool call
+# `_meta` names it (`terminal_info`), carries output to append and, last, the exit status. This
+# is claude-agent-acp's Bash tool, and Zed's; not in the schema, which lets `_meta` hold anything.
+TERMINAL_META_KEYS = ("terminal_output_delta", "terminal_output")
+"""The client capabilities (`_meta` keys) for it, the one to use first if both are offered."""
+
+
+def terminal_info_meta(item: dict[str, Any]) -> dict[str, Any]:
+    return {"terminal_info": {"terminal_id": item["terminalId"], "cwd": item["cwd"]}}
+
+
+def terminal_output_meta(item: dict[str, Any], key: str, data: str) -> dict[str, Any]:
+    return {key: {"terminal_id": item["terminalId"], "data": data}}
+
+
+def terminal_exit_meta(item: dict[str, Any]) -> dict[str, Any]:
+    exit_status = {"exit_code": item.get("exitCode"), "signal": item.get("signal")}
+    return {"terminal_exit": {"terminal_id": item["terminalId"]} | exit_status}
+
+
 def terminal_transcript(item: dict[str, Any]) -> str:
     status = f"exit code {item['exitCode']}" if item.get("exitCode") is not None else "no exit code"
     if item.get("signal"):
