@@ -81,7 +81,7 @@ async def test_jsonl_reports_each_change(
 
 
 @pytest.mark.parametrize(
-    "policy,option,status", [("allow", "allow", "completed"), ("reject", "reject", "pending")]
+    "policy,option,status", [("allow", "allow", "completed"), ("reject", "reject", "rejected")]
 )
 async def test_permission_policy_answers_for_the_user(
     tmp_path: Path, ts_sdk_example_agent: list[str], policy: str, option: str, status: str

@@ -80,8 +80,18 @@ class PendingPermission:
 
     def answer(self, response: m.PermissionResponse) -> None:
         """Answer once; an answer after the turn moved on (cancelled) is ignored."""
-        if not self.future.done():
-            self.future.set_result(response)
+        if self.future.done():
+            return
+        self.future.set_result(response)
+        outcome = response.outcome
+        if self.tool_call_id is not None and isinstance(outcome, m.SelectedOutcome):
+            option = next(
+                (o for o in self.request.options if o.option_id == outcome.option_id), None
+            )
+            # Whoever answered (the user, a rule, headless policy): a call left open after a
+            # rejection is shown rejected when the turn ends, not merely cancelled.
+            if option is not None and option.kind.startswith("reject"):
+                reducer.tool_call_rejected(self.session.state, self.tool_call_id)
 
     def select(self, option_id: str) -> None:
         self.answer(m.PermissionResponse(m.SelectedOutcome(option_id)))
@@ -278,6 +288,10 @@ class Session:
 
     def _finish_turn(self, stop_reason: str | None) -> None:
         done, self._turn_done = self._turn_done, None
+        if done is not None:
+            # Whatever the agent left open in this turn will not move any more.
+            for change in reducer.close_tool_calls(self.state):
+                self.emit(change)
         for pending in self.pending_permissions:
             pending.cancel()
         self.pending_permissions.clear()
@@ -352,6 +366,8 @@ class Session:
         tool_call = request.tool_call_update
         future: asyncio.Future[m.PermissionResponse] = asyncio.get_running_loop().create_future()
         tool_call_id = tool_call.tool_call_id if tool_call is not None else None
+        if tool_call_id is None and request.subject is not None:
+            tool_call_id = request.subject.tool_call_id  # v2: a command for a shown call
         pending = PendingPermission(self, request, tool_call_id, future)
         cancelled = self.state.status == "cancelling" or (
             self._turn_done is None and self.state.stop_reason == "cancelled"

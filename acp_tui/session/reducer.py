@@ -138,9 +138,14 @@ def _upsert(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
 
 
 def _keeps_cancelled(state: s.SessionState, call: s.ToolCallState, status: str | None) -> bool:
-    """After the user cancels, a call shown cancelled stays so, unless the agent says it did
-    complete: v1 has no `cancelled` status, so agents report the aborted call as failed."""
-    return state.status == "cancelling" and call.status == "cancelled" and status != "completed"
+    """After the user cancels, a call shown cancelled (or rejected) stays so, unless the agent
+    says it did complete: v1 has no `cancelled` status, so agents report the aborted call as
+    failed."""
+    return (
+        state.status == "cancelling"
+        and call.status in ("cancelled", "rejected")
+        and status != "completed"
+    )
 
 
 def tool_call_for(state: s.SessionState, tool_call_id: str) -> s.ToolCallState:
@@ -420,12 +425,27 @@ def begin_turn(state: s.SessionState, prompt: list[ContentBlock]) -> Change:
 def cancel_turn(state: s.SessionState) -> list[Change]:
     """The user cancelled: every unfinished tool call of this turn is shown cancelled now."""
     state.status = "cancelling"
-    changes = [Change("status")]
+    return [Change("status"), *close_tool_calls(state)]
+
+
+def close_tool_calls(state: s.SessionState) -> list[Change]:
+    """Close the unfinished tool calls of this turn, when the turn is over (however it ended)
+    or cancelled: `rejected` if the user rejected its permission request, else `cancelled`.
+    Agents often leave them open for good (Codex ends the turn `cancelled` after a rejected
+    edit and never updates that call again), and a card must not say "pending" forever."""
+    changes = []
     for call in state.tool_calls.values():
         if call.turn == state.turn and not call.finished:
-            call.status = "cancelled"
+            call.status = "rejected" if call.id in state.rejected_tool_calls else "cancelled"
             changes.append(Change("tool_call", call))
     return changes
+
+
+def tool_call_rejected(state: s.SessionState, tool_call_id: str) -> None:
+    """The user rejected the permission request for this tool call. Nothing shows it yet:
+    the agent may still report the call itself (failed, or done differently); only a call it
+    leaves open is shown rejected when the turn ends (`close_tool_calls`)."""
+    state.rejected_tool_calls.add(tool_call_id)
 
 
 def end_turn(state: s.SessionState, stop_reason: str | None) -> Change:

@@ -15,7 +15,8 @@ from acp_tui.protocol.updates import AvailableCommand, ConfigOption, Cost, PlanE
 
 Role = Literal["user", "agent", "thought"]
 TurnStatus = Literal["idle", "running", "requires_action", "cancelling"]
-FINISHED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled"})
+FINISHED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled", "rejected"})
+"""`rejected` is acp-tui's own: a call the user refused that the agent never closed itself."""
 
 
 @dataclass(slots=True, eq=False)
@@ -120,6 +121,9 @@ class SessionState:
     """The message a v1 chunk without `messageId` continues, while its kind does not change."""
     sent_prompt: Message | None = None
     """The prompt shown as sent this turn, until the agent reports it under its own id."""
+    rejected_tool_calls: set[str] = field(default_factory=set)
+    """Tool calls whose permission request the user answered with a reject option: if the
+    agent leaves one open when the turn ends, it is shown rejected rather than cancelled."""
     local_ids: int = 0
 
     def new_local_id(self, prefix: str) -> str:

@@ -41,6 +41,7 @@ STATUS_LABELS = {
     "completed": "✓ done",
     "failed": "✗ failed",
     "cancelled": "⊘ cancelled",
+    "rejected": "✗ rejected",
 }
 
 
@@ -135,6 +136,7 @@ class ToolCallCard(Block):
     }
     ToolCallCard.-failed { border: round $error 60%; }
     ToolCallCard.-cancelled { border: round $foreground 12%; }
+    ToolCallCard.-rejected { border: round $error 30%; }
     ToolCallCard .tool--head { height: 1; width: 1fr; }
     ToolCallCard .tool--kind { width: auto; color: $accent; padding: 0 1 0 0; }
     ToolCallCard .tool--title {
@@ -146,6 +148,7 @@ class ToolCallCard(Block):
     ToolCallCard .tool--status.-completed { color: $text-success; background: $success 15%; }
     ToolCallCard .tool--status.-failed { color: $text-error; background: $error 20%; }
     ToolCallCard .tool--status.-cancelled { color: $text-muted; background: $foreground 8%; }
+    ToolCallCard .tool--status.-rejected { color: $text-error; background: $error 12%; }
     ToolCallCard .tool--locations { color: $text-muted; height: auto; }
     ToolCallCard .tool--body { height: auto; }
     ToolCallCard .tool--body > MarkdownView { margin: 1 0 0 0; }
