@@ -435,8 +435,7 @@ async def bash(turn: Turn, arg: str) -> None:
     """The agent runs a command itself, the way claude-agent-acp's Bash tool does, and shows
     it as a live terminal where the client can (see `shell`), else as text at the end."""
     cwd = turn.record.cwd
-    if arg:
-        await turn.say(texts.BASH_FIXED + "\n\n")
+    await turn.say(texts.BASH_INTRO + (" " + texts.BASH_FIXED if arg else "") + "\n")
     item = terminal_item(new_id("term"), BASH_COMMAND, cwd)
     raw_input = {"command": BASH_COMMAND, "cwd": cwd}
     fields = shell.tool_fields(turn, item)

@@ -186,7 +186,9 @@ I ran that command **myself** and showed it in a display terminal of my own \
 (`terminal_update`, `terminal_output_chunk`), as ACP v2 agents do.\
 """
 
-BASH_FIXED = "_I always run the same harmless command here; `/run` runs yours._"
+BASH_INTRO = "Let me run a small command **myself**, here in your workspace."
+
+BASH_FIXED = "_(Always the same harmless one: `/run` runs yours.)_"
 
 OUTSIDE_ROOTS = "`{path}` is outside this session's workspace, so I won't touch it."
 
