@@ -104,6 +104,21 @@ async def terminal(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_idle(app, pilot)
 
 
+async def agent_terminal(app: AcpApp, pilot: Pilot[int]) -> None:
+    """`bash`: the agent runs a command itself and streams it in tool call `_meta`, caught
+    while it runs (the output comes every 0.2 s)."""
+
+    def streaming() -> bool:
+        session = app.session
+        return session is not None and any(
+            b"step 3 of 5" in terminal.output for terminal in session.state.terminals.values()
+        )
+
+    await send(app, pilot, "bash")
+    await wait_until(pilot, streaming)
+    await pilot.pause()
+
+
 async def cancelled(app: AcpApp, pilot: Pilot[int]) -> None:
     await send(app, pilot, "slow 30")
     await wait_until(pilot, lambda: app.session is not None and app.session.busy)
@@ -182,6 +197,7 @@ SCENES: dict[str, Scene] = {
     "diff-done": diff_done,
     "permission": permission,
     "terminal": terminal,
+    "agent-terminal": agent_terminal,
     "cancelled": cancelled,
     "queued": queued,
     "settings": settings,
