@@ -71,6 +71,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="how to answer the agent's permission requests (default: the config's, else "
         "ask; headless has no one to ask: ask rejects)",
     )
+    parser.add_argument(
+        "--elicitation",
+        choices=("decline", "cancel"),
+        default="decline",
+        help="headless: how to answer the agent's questions (elicitation; default: decline)",
+    )
     parser.add_argument("--transcript", type=Path, help="record every JSON-RPC message here")
     parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")
     parser.add_argument("--mode", metavar="MODE_ID", help="switch the session to this mode")
@@ -185,6 +191,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             prompts=args.prompts,
             output_format=args.output_format,
             permission=permission,
+            elicitation=args.elicitation,
             auth=args.auth,
             mode=args.mode,
             model=args.model,

@@ -33,6 +33,7 @@ from acp_tui.session.controller import (
     ProtocolMismatch,
     Session,
 )
+from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Message, Notice, PlanState, TerminalState, ToolCallState
 
@@ -62,6 +63,8 @@ class HeadlessOptions:
     prompts: list[str]
     output_format: str = "text"
     permission: str = "ask"
+    elicitation: str = "decline"
+    """How the agent's questions (`elicitation/create`) are answered: decline or cancel."""
     auth: str | None = None
     mode: str | None = None
     model: str | None = None
@@ -236,6 +239,7 @@ class HeadlessRun:
             argv,
             client_options,
             decide_permission=self._decide_permission,
+            decide_elicitation=self._decide_elicitation,
             on_problem=self._warn,
         )
         self.session: Session | None = None
@@ -377,6 +381,26 @@ class HeadlessRun:
             self._warn(
                 f"permission for {pending.tool_call_id}: {option_id or 'cancelled'} ({reason})"
             )
+
+    async def _decide_elicitation(self, pending: PendingElicitation) -> None:
+        """Nobody is there to answer: the `--elicitation` policy does, and says so."""
+        action = "cancel" if self.options.elicitation == "cancel" else "decline"
+        pending.answer(action)
+        request = pending.request
+        if self.json is not None:
+            event = {
+                "type": "elicitation",
+                "mode": request.mode,
+                "message": request.message,
+                "toolCallId": request.tool_call_id,
+                "url": request.url,
+                "fields": [f.name for f in pending.form.fields],
+                "action": action,
+            }
+            self.json.emit({k: v for k, v in event.items() if v is not None})
+        else:
+            answered = {"decline": "declined", "cancel": "cancelled"}[action]
+            self._warn(f"the agent asked {pending.about!r}: {answered} (--elicitation {action})")
 
     def _terminate(self, sig: signal.Signals) -> None:
         """SIGTERM or SIGHUP: stop now; `run` shuts the agent down and exits 128 + signal."""

@@ -31,6 +31,7 @@ from acp_tui.ui.pilot import (
     send,
     wait_idle,
     wait_permission,
+    wait_question,
     wait_started,
     wait_until,
 )
@@ -102,6 +103,19 @@ async def terminal(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_permission(app, pilot)
     await pilot.press("a")
     await wait_idle(app, pilot)
+
+
+async def elicitation(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "ask")
+    await wait_question(app, pilot)
+    await pilot.press(*"My App")
+    await pilot.press("ctrl+s")  # the name breaks its pattern: the form says why
+    await pilot.pause(0.2)
+
+
+async def elicitation_url(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "signin")
+    await wait_question(app, pilot)
 
 
 async def agent_terminal(app: AcpApp, pilot: Pilot[int]) -> None:
@@ -198,6 +212,8 @@ SCENES: dict[str, Scene] = {
     "permission": permission,
     "terminal": terminal,
     "agent-terminal": agent_terminal,
+    "elicitation": elicitation,
+    "elicitation-url": elicitation_url,
     "cancelled": cancelled,
     "queued": queued,
     "settings": settings,

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from acp_tui.demo import scenarios
+from acp_tui.demo.questions import elicitation_modes
 from acp_tui.demo.scenarios import COMMANDS
 from acp_tui.demo.session import LiveSession, Peer
 from acp_tui.demo.store import SessionRecord, SessionStore, now_iso
@@ -170,6 +171,8 @@ class DemoAgent:
                 peer.terminal_meta = offered[0] if offered else None
             options = ((caps.get("session") or {}).get("configOptions")) or {}
             peer.boolean_options = options.get("boolean") is not None
+        capabilities = params.get("capabilities" if version >= 2 else "clientCapabilities")
+        peer.elicitation = elicitation_modes(capabilities)
         if isinstance(info, dict) and isinstance(info.get("name"), str):
             peer.client_name = info.get("title") or info["name"]
         self.peer = peer

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui.demo import shell, texts
+from acp_tui.demo.questions import ask, signin
 from acp_tui.demo.turn import ALL_OPTIONS, ALLOWING, Cancelled, ScenarioError, Turn, new_id
 from acp_tui.demo.wire import (
     CONTEXT_SIZE,
@@ -46,6 +47,8 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("run", "Run a real command in a terminal", "command (default: echo and ls)"),
     ("bash", "Run a small command myself and stream its output live", None),
     ("permission", "A permission request with all four option kinds", None),
+    ("ask", "Ask you questions in a form (elicitation)", None),
+    ("signin", "Ask you to open a sign-in page (URL elicitation)", None),
     ("switch", "The agent switches the session mode itself, after asking", None),
     ("long", "Stream thousands of chunks, to test speed and cancel", "number of chunks"),
     ("slow", "A slow turn: cancel it and it stops at once", "seconds (default 30)"),
@@ -710,6 +713,8 @@ SCENARIOS: dict[str, Scenario] = {
     "run": run,
     "bash": bash,
     "permission": permission,
+    "ask": ask,
+    "signin": signin,
     "switch": switch,
     "long": long,
     "slow": slow,

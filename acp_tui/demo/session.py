@@ -37,6 +37,8 @@ class Peer:
     (`terminal_output_delta` or `terminal_output`, as `clientCapabilities._meta` advertised);
     None if it does not show them."""
     boolean_options: bool = False
+    elicitation: frozenset[str] = frozenset()
+    """The elicitation modes the client advertised ("form", "url"): only those may be used."""
     client_name: str = "an ACP client"
 
     @property

@@ -263,7 +263,7 @@ class Turn:
         except Cancelled:
             raise
         except Exception as exc:  # an error answer is no approval
-            await self._resume_running()
+            await self.resume_running()
             await self.say(f"_(The permission request failed: {exc}; treating it as a no.)_\n\n")
             return "reject_once"
         answer = msgspec.json.decode(raw) if raw else None
@@ -272,14 +272,14 @@ class Turn:
         if outcome.get("outcome") == "cancelled":
             self.cancel()
             raise Cancelled
-        await self._resume_running()
+        await self.resume_running()
         if outcome.get("outcome") == "selected":
             for option in options:
                 if option["optionId"] == outcome.get("optionId"):
                     return option["kind"]
         return "reject_once"
 
-    async def _resume_running(self) -> None:
+    async def resume_running(self) -> None:
         if not self.cancelled:
             await self.state("running")
 

@@ -37,6 +37,7 @@ class ClientCapabilitiesV1(Wire):
     terminal: bool = False
     auth: dict[str, Any] | UnsetType = UNSET
     session: dict[str, Any] | UnsetType = UNSET
+    elicitation: dict[str, Any] | UnsetType = UNSET
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 
 
@@ -245,3 +246,31 @@ class CancelledOutcome(msgspec.Struct, tag_field="outcome", tag="cancelled"):
 
 class PermissionResponse(msgspec.Struct):
     outcome: SelectedOutcome | CancelledOutcome
+
+
+# -- elicitation (agent -> client) ------------------------------------------------------------
+
+
+class ElicitationRequest(Wire):
+    """`elicitation/create`: a form (`requestedSchema`) or a URL (`url`, `elicitationId`),
+    scoped to a session (and maybe a tool call) or to a request outside any session."""
+
+    mode: str
+    message: str = ""
+    session_id: str | None = None
+    tool_call_id: str | None = None
+    request_id: int | str | None = None
+    requested_schema: Any = None
+    elicitation_id: str | None = None
+    url: str | None = None
+
+
+class ElicitationResponse(Wire):
+    action: str
+    content: dict[str, Any] | None = None
+
+
+class CompleteElicitation(Wire):
+    """`elicitation/complete`: the out-of-band interaction of a URL elicitation finished."""
+
+    elicitation_id: str

@@ -43,12 +43,15 @@ from acp_tui.services.fs import FileSystemService, WriteRecord
 from acp_tui.services.terminals import TerminalService
 from acp_tui.services.workspace import Workspace
 from acp_tui.session import reducer
+from acp_tui.session.elicitation import PendingElicitation, describe_answer, parse_form
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Mode, SessionState, ToolCallState
 from acp_tui.transcript import Transcript
 
 SUPPORTED_VERSIONS = (1, 2)
 CLIENT_INFO = m.Implementation(name="acp-tui", title="acp-tui", version=__version__)
+ELICITATION_MODES = {"form": {}, "url": {}}
+"""`clientCapabilities.elicitation`: both modes, each advertised explicitly as ACP asks."""
 _ORPHAN_LIMIT = 1000
 _ORPHAN_SESSIONS = 16
 """Updates kept for a session id we do not know yet (agents may send them before answering
@@ -180,6 +183,7 @@ class Session:
         self.state = SessionState(session_id=session_id)
         self.listeners: list[Callable[[Session, Change], None]] = []
         self.pending_permissions: list[PendingPermission] = []
+        self.pending_elicitations: list[PendingElicitation] = []
         self.services: ClientServices | None = None
         self._turn_done: asyncio.Future[str | None] | None = None
 
@@ -194,6 +198,14 @@ class Session:
     @property
     def busy(self) -> bool:
         return self._turn_done is not None
+
+    @property
+    def turn_cancelled(self) -> bool:
+        """Whether the running (or just ended) turn was cancelled: what the agent asks now is
+        answered `cancelled` at once, never shown."""
+        return self.state.status == "cancelling" or (
+            self._turn_done is None and self.state.stop_reason == "cancelled"
+        )
 
     # -- state changes ------------------------------------------------------------------------
 
@@ -292,9 +304,7 @@ class Session:
             # Whatever the agent left open in this turn will not move any more.
             for change in reducer.close_tool_calls(self.state):
                 self.emit(change)
-        for pending in self.pending_permissions:
-            pending.cancel()
-        self.pending_permissions.clear()
+        self._cancel_pending()
         if self.state.status != "idle" or self.state.stop_reason != stop_reason:
             self.emit(reducer.end_turn(self.state, stop_reason))
         if done is not None and not done.done():
@@ -308,11 +318,19 @@ class Session:
             return
         for change in reducer.cancel_turn(self.state):
             self.emit(change)
+        self._cancel_pending()
+        with contextlib.suppress(ConnectionClosed):
+            await self.client.notify("session/cancel", m.SessionIdParams(self.id))
+
+    def _cancel_pending(self) -> None:
+        """Answer what the agent asked in this turn and the user has not answered:
+        `cancelled`."""
         for pending in self.pending_permissions:
             pending.cancel()
         self.pending_permissions.clear()
-        with contextlib.suppress(ConnectionClosed):
-            await self.client.notify("session/cancel", m.SessionIdParams(self.id))
+        for question in self.pending_elicitations:
+            question.cancel()
+        self.pending_elicitations.clear()
 
     def abandon_turn(self, reason: str) -> None:
         """End the turn without the agent (it died or stopped answering)."""
@@ -369,9 +387,7 @@ class Session:
         if tool_call_id is None and request.subject is not None:
             tool_call_id = request.subject.tool_call_id  # v2: a command for a shown call
         pending = PendingPermission(self, request, tool_call_id, future)
-        cancelled = self.state.status == "cancelling" or (
-            self._turn_done is None and self.state.stop_reason == "cancelled"
-        )
+        cancelled = self.turn_cancelled
         if cancelled:
             # A request after cancel (even after the cancelled turn ended) is answered
             # cancelled, never shown, never approved; nor may it revive a cancelled call.
@@ -425,6 +441,7 @@ class AgentClient:
         options: ClientOptions,
         *,
         decide_permission: Callable[[PendingPermission], Awaitable[None]],
+        decide_elicitation: Callable[[PendingElicitation], Awaitable[None]] | None = None,
         services_factory: Callable[[Session], ClientServices] | None = build_services,
         on_problem: Callable[[str], None] | None = None,
         on_traffic: Callable[[str, bytes], None] | None = None,
@@ -437,6 +454,13 @@ class AgentClient:
         self.process: AgentProcess | None = None
         self.connection: Connection | None = None
         self.decide_permission = decide_permission
+        self.decide_elicitation = decide_elicitation
+        """Shows an agent's question to the user (or answers it by policy); without it,
+        elicitation is not advertised."""
+        self.pending_elicitations: list[PendingElicitation] = []
+        """Questions outside any session (scoped to a request, e.g. during sign-in)."""
+        self._opened_pages: dict[str, tuple[Session | None, PendingElicitation]] = {}
+        """URL elicitations the user opened, by id, until the agent says they are complete."""
         self._services_factory = services_factory
         self._on_problem = on_problem
         self._on_traffic = on_traffic
@@ -531,8 +555,10 @@ class AgentClient:
         params: Any
         terminal_auth = self.options.terminal_auth
         if version >= 2:
-            auth = {"auth": {"terminal": {}}} if terminal_auth else {}
-            params = m.InitializeRequestV2(version, CLIENT_INFO, auth)
+            wanted: dict[str, Any] = {"auth": {"terminal": {}}} if terminal_auth else {}
+            if self.decide_elicitation is not None:
+                wanted["elicitation"] = ELICITATION_MODES
+            params = m.InitializeRequestV2(version, CLIENT_INFO, wanted)
         else:
             capabilities = m.ClientCapabilitiesV1(
                 fs=m.FileSystemCapability(self.options.fs, self.options.fs),
@@ -549,6 +575,8 @@ class AgentClient:
                 capabilities.auth = {"terminal": True}
                 meta["terminal-auth"] = True
             capabilities.meta = meta
+            if self.decide_elicitation is not None:
+                capabilities.elicitation = ELICITATION_MODES
             params = m.InitializeRequestV1(version, capabilities, CLIENT_INFO)
         return await self.request("initialize", params, m.InitializeResponse)
 
@@ -752,11 +780,61 @@ class AgentClient:
         if method == "session/request_permission":
             request = _decode(params, m.PermissionRequest)
             return await self._session(request.session_id).request_permission(request)
+        if method == "elicitation/create":
+            return await self._elicit(_decode(params, m.ElicitationRequest))
         if method.startswith(("fs/", "terminal/")) and self.info.protocol_version < 2:
             session = self._session(_decode(params, m.SessionIdParams).session_id)
             if session.services is not None:
                 return await session.services.handle_request(method, params)
         raise method_not_found(method)
+
+    async def _elicit(self, request: m.ElicitationRequest) -> m.ElicitationResponse:
+        """Ask the user (through `decide_elicitation`); a question in a session is bound to
+        its turn like a permission request."""
+        if self.decide_elicitation is None or request.mode not in ELICITATION_MODES:
+            raise RpcError(INVALID_PARAMS, f"acp-tui does not offer elicitation {request.mode!r}")
+        if request.mode == "url" and not (request.url and request.elicitation_id):
+            raise RpcError(INVALID_PARAMS, "a url elicitation needs a url and an elicitationId")
+        session = self._session(request.session_id) if request.session_id is not None else None
+        if session is not None and session.turn_cancelled:
+            return m.ElicitationResponse("cancel")
+        future: asyncio.Future[m.ElicitationResponse] = asyncio.get_running_loop().create_future()
+        pending = PendingElicitation(request, future, parse_form(request.requested_schema))
+        waiting = session.pending_elicitations if session is not None else self.pending_elicitations
+        waiting.append(pending)
+        try:
+            await self.decide_elicitation(pending)
+            response = await future
+        except asyncio.CancelledError:
+            self._tell(session, "warning", f"The agent withdrew its question: {pending.about}")
+            raise
+        finally:
+            with contextlib.suppress(ValueError):
+                waiting.remove(pending)
+        if response.action == "accept" and request.mode == "url" and request.elicitation_id:
+            self._opened_pages[request.elicitation_id] = (session, pending)
+        self._tell(session, "answer", *describe_answer(pending, response))
+        return response
+
+    def _elicitation_complete(self, params: msgspec.Raw) -> None:
+        try:
+            elicitation_id = _decode(params, m.CompleteElicitation).elicitation_id
+        except RpcError as error:
+            self._problem(f"elicitation/complete: {error.message}")
+            return
+        # Unknown and already completed ids are ignored, as the spec asks.
+        if elicitation_id in self._opened_pages:
+            session, pending = self._opened_pages.pop(elicitation_id)
+            self._tell(session, "info", f"Done: {pending.about}")
+
+    def _tell(
+        self, session: Session | None, severity: str, title: str, detail: str | None = None
+    ) -> None:
+        """A notice in `session`, or (outside any session) in the inspector."""
+        if session is not None:
+            session.notice(severity, title, detail)
+        else:
+            self._note(title)
 
     @property
     def typed_notifications(self) -> TypedNotifications:
@@ -772,6 +850,9 @@ class AgentClient:
     def handle_notification(self, method: str, params: msgspec.Raw) -> None:
         """Notifications the typed path could not read: updates of unknown kinds or with
         unreadable fields (read leniently), and notifications we have no use for."""
+        if method == "elicitation/complete":
+            self._elicitation_complete(params)
+            return
         if method != "session/update":
             return  # Unknown notifications (e.g. `_` extensions) are ignored, as the spec says.
         try:

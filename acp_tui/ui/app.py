@@ -42,6 +42,7 @@ from acp_tui.session.controller import (
     ProtocolMismatch,
     Session,
 )
+from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.commands import app_commands
 from acp_tui.ui.conversation import Conversation
@@ -191,6 +192,7 @@ class AcpApp(App[int]):
             self.argv,
             self.options,
             decide_permission=partial(self._decide_permission, conversation),
+            decide_elicitation=partial(self._decide_elicitation, conversation),
             on_problem=lambda message: self._inspect(chat, "problem", message),
             on_traffic=lambda direction, line: self._inspect(
                 chat, direction, line.decode("utf-8", errors="replace")
@@ -498,6 +500,16 @@ class AcpApp(App[int]):
         there, and the session bar says the conversation waits for you."""
         if not self.answer_by_policy(pending) and conversation.chat is not None:
             conversation.chat.ask_permission(pending)
+
+    async def _decide_elicitation(
+        self, conversation: Conversation, pending: PendingElicitation
+    ) -> None:
+        """Ask the user in `conversation`'s own question dialog; there is no policy for
+        questions: only the user can answer them (or dismiss them)."""
+        if conversation.chat is not None:
+            conversation.chat.ask_question(pending)
+        else:
+            pending.cancel()
 
     def answer_by_policy(self, pending: PendingPermission) -> bool:
         """Answer `pending` by a saved rule or the `--permission` mode, with a dim notice

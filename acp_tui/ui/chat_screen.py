@@ -21,11 +21,14 @@ from textual.widgets import Footer, Static
 
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.session.controller import PendingPermission, Session
+from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.reducer import Change
+from acp_tui.ui.browser import open_in_browser
 from acp_tui.ui.history import PromptHistory
 from acp_tui.ui.mentions import prompt_blocks, rank, workspace_files
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
+from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
@@ -86,6 +89,7 @@ class ChatScreen(Screen[None]):
                     "↓ not following the stream · ctrl+end follows", id="paused", markup=False
                 )
                 yield PermissionPanel(id="permission")
+                yield ElicitationPanel(id="question")
                 yield QueuedPrompts(id="queue")
                 yield CompletionMenu(id="completions")
                 yield PromptInput(id="prompt", placeholder="Ask the agent…  (Enter sends)")
@@ -168,8 +172,9 @@ class ChatScreen(Screen[None]):
         self.query_one(Transcript).show(change)
         if kind in ("status", "notice"):
             # A turn's end, or a notice that the agent withdrew a request: both answer
-            # requests elsewhere than in the dialog.
+            # requests elsewhere than in the dialogs.
             self.query_one(PermissionPanel).prune()
+            self.query_one(ElicitationPanel).prune()
         if kind == "status":
             self._sync_busy()
         elif kind == "info":
@@ -194,7 +199,9 @@ class ChatScreen(Screen[None]):
         header.title = state.title or ""
         if header.status == "exited":
             return
-        waiting = bool(self.query_one(PermissionPanel).queue)
+        waiting = bool(
+            self.query_one(PermissionPanel).queue or self.query_one(ElicitationPanel).queue
+        )
         header.status = "requires_action" if waiting else state.status
 
     def _sync_usage(self) -> None:
@@ -334,6 +341,15 @@ class ChatScreen(Screen[None]):
         panel = self.query_one(PermissionPanel)
         panel.add(pending)
         panel.focus()
+        self._waiting_for_user()
+
+    def ask_question(self, pending: PendingElicitation) -> None:
+        panel = self.query_one(ElicitationPanel)
+        panel.agent = self.query_one(SessionHeader).agent or "The agent"
+        panel.add(pending)
+        self._waiting_for_user()
+
+    def _waiting_for_user(self) -> None:
         self._sync_header()
         self.app.bell()
         if self._title_before is None:
@@ -341,13 +357,36 @@ class ChatScreen(Screen[None]):
         self.app.set_terminal_title("acp-tui: the agent is waiting for you")
 
     @on(PermissionPanel.Answered)
-    def _answered(self, event: PermissionPanel.Answered) -> None:
+    def _permission_answered(self, event: PermissionPanel.Answered) -> None:
+        self._after_answer(self.query_one(PermissionPanel).has_focus)
+
+    @on(ElicitationPanel.Answered)
+    def _question_answered(self, event: ElicitationPanel.Answered) -> None:
+        self._after_answer(event.had_focus)
+
+    def _after_answer(self, had_focus: bool) -> None:
+        """Nothing left to answer: the prompt gets the keys back (unless the user moved on)."""
         self._sync_header()
-        if event.remaining == 0:
-            self._restore_title()
-            panel = self.query_one(PermissionPanel)
-            if panel.has_focus or self.focused is None:
-                self.query_one(PromptInput).focus()
+        if self.query_one(PermissionPanel).queue or self.query_one(ElicitationPanel).queue:
+            return
+        self._restore_title()
+        if had_focus or self.focused is None:
+            self.query_one(PromptInput).focus()
+
+    @on(ElicitationPanel.OpenUrl)
+    def _open_url(self, event: ElicitationPanel.OpenUrl) -> None:
+        self.app.copy_to_clipboard(event.url)
+        if event.copy:
+            self.app.notify(event.url, title="URL copied to the clipboard")
+        else:
+            self._open_in_browser(event.url)
+
+    @work(thread=True, group="browser")
+    def _open_in_browser(self, url: str) -> None:
+        # In a thread: starting a browser can take a while, and the screen must not stall.
+        if not open_in_browser(url):
+            title = "No browser here: open this URL yourself (it is copied)"
+            self.app.call_from_thread(self.app.notify, url, title=title, timeout=30)
 
     @on(PermissionPanel.RuleWanted)
     def _rule_wanted(self, event: PermissionPanel.RuleWanted) -> None:
@@ -390,6 +429,7 @@ class ChatScreen(Screen[None]):
             self.run_worker(session.cancel(), group="cancel", exit_on_error=False)
             self.set_timer(CANCEL_GRACE, partial(self._cancel_ignored, session))
         self.query_one(PermissionPanel).prune()
+        self.query_one(ElicitationPanel).prune()
         return True
 
     def _cancel_ignored(self, session: Session) -> None:

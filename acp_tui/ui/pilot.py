@@ -96,6 +96,17 @@ async def wait_permission(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -
     await pilot.pause()
 
 
+async def wait_question(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None:
+    """Until the agent's question (an elicitation) is on screen, its first field focused."""
+    from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
+
+    def asked() -> bool:
+        panel = app.chat.query_one(ElicitationPanel)
+        return panel.current is not None and panel.has_focus_within
+
+    await wait_until(pilot, asked, timeout)
+
+
 async def send(app: AcpApp, pilot: Pilot[int], text: str) -> None:
     """Type `text` into the prompt and press Enter."""
     from acp_tui.ui.widgets.prompt_input import PromptInput

@@ -18,6 +18,7 @@ SEVERITY_MARKS = {
     "unknown": ("?", "$foreground-muted"),
     "write": ("✎", "$text-success"),
     "auto": ("↳", "$foreground-muted"),
+    "answer": ("?", "$text-accent"),
 }
 DETAIL_LINES = 3
 """Lines of detail shown until the notice is expanded."""

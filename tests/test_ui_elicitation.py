@@ -1,0 +1,124 @@
+"""The question dialog (elicitation) in the TUI, driven with Pilot against the real demo agent:
+a form filled in and sent, checked before sending, declined, dismissed, cut short by a cancel;
+a URL opened with consent and completed."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_tui.session.state import Notice
+from acp_tui.ui.pilot import send, wait_idle, wait_question
+from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
+from acp_tui.ui.widgets.prompt_input import PromptInput
+from acp_tui.ui.widgets.session_header import SessionHeader
+from tests.support.ui import message_texts, started_app
+
+Run = Callable[..., Any]
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Run:
+    return functools.partial(started_app, tmp_path)
+
+
+def notices(app: Any) -> list[tuple[str, str]]:
+    state = app.session.state
+    return [(n.severity, n.title) for n in state.timeline if isinstance(n, Notice)]
+
+
+async def test_a_form_is_filled_in_and_sent(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "ask")
+        await wait_question(app, pilot)
+        panel = app.chat.query_one(ElicitationPanel)
+        assert panel.border_title == "? acp-tui demo agent 0.1.0 asks"
+        assert app.chat.query_one(SessionHeader).status == "requires_action"
+        await pilot.press(*"my-app", "tab", "down", "enter")  # the name; then Rust
+        await pilot.press("ctrl+s")
+        await wait_idle(app, pilot)
+        reply = message_texts(app)[-1]
+        assert "| Project name | `'my-app'` |" in reply
+        assert "| Language | `'rust'` |" in reply
+        assert "| Line length | `100` |" in reply  # defaults are sent as shown
+        assert ("answer", "You answered: How should I set up the new project?") in notices(app)
+        assert not panel.has_class("-open")
+        assert app.chat.query_one(PromptInput).has_focus
+
+
+async def test_invalid_answers_are_not_sent_and_say_why(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "ask")
+        await wait_question(app, pilot)
+        panel = app.chat.query_one(ElicitationPanel)
+        pending = panel.current
+        await pilot.press(*"My App", "ctrl+s")
+        await pilot.pause()
+        assert pending is not None and not pending.done
+        errors = [str(e.render()) for e in panel.query(".field--error.-shown")]
+        assert errors == ["✗ must match ^[a-z0-9-]+$"]
+        assert panel.border_subtitle == "✗ 1 answer to fix"
+        # Fixed in place, the error goes as the answer changes, and the form sends.
+        for _ in "My App":
+            await pilot.press("backspace")
+        await pilot.press(*"my-app")
+        assert not panel.query(".field--error.-shown")
+        await pilot.press("ctrl+s")
+        await wait_idle(app, pilot)
+        assert "| Project name | `'my-app'` |" in message_texts(app)[-1]
+
+
+async def test_decline_and_dismiss_are_a_key_away(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "ask")
+        await wait_question(app, pilot)
+        await pilot.press("ctrl+d")
+        await wait_idle(app, pilot)
+        assert "You declined" in message_texts(app)[-1]
+        await send(app, pilot, "ask")
+        await wait_question(app, pilot)
+        await pilot.press("escape")  # dismisses the question, not the turn
+        await wait_idle(app, pilot)
+        assert app.session.state.stop_reason == "end_turn"
+        assert "The question was dismissed" in message_texts(app)[-1]
+
+
+async def test_cancelling_the_turn_closes_the_question(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "ask")
+        await wait_question(app, pilot)
+        pending = app.chat.query_one(ElicitationPanel).current
+        await pilot.press("ctrl+c")
+        await wait_idle(app, pilot)
+        assert app.session.state.stop_reason == "cancelled"
+        assert pending is not None and pending.done
+        assert pending.future.result().action == "cancel"
+        assert not app.chat.query_one(ElicitationPanel).has_class("-open")
+
+
+async def test_a_url_opens_only_with_consent_and_completes(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    opened: list[str] = []
+    monkeypatch.setattr("acp_tui.ui.chat_screen.open_in_browser", opened.append)
+    async with run() as (app, pilot):
+        await send(app, pilot, "signin")
+        await wait_question(app, pilot)
+        panel = app.chat.query_one(ElicitationPanel)
+        assert panel.border_title == "? acp-tui demo agent 0.1.0 asks you to open a page"
+        url = "https://auth.example.com/device?code=DEMO-4821"
+        shown = str(panel.query_one(".question--url").render())
+        assert url in shown
+        assert opened == []  # nothing opened before the user says so
+        await pilot.press("enter")  # the Open button has focus
+        await wait_idle(app, pilot)
+        await pilot.pause()
+        assert opened == [url]
+        assert app.clipboard == url
+        about = "Sign in to the (pretend) example service to connect your account."
+        assert ("info", f"Done: {about}") in notices(app)
+        assert "Signed in" in message_texts(app)[-1]
