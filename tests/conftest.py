@@ -1,7 +1,8 @@
 """Shared pytest fixtures.
 
 External agents (see `tests/support/external_agents.py` for what each one sends): each
-fixture installs its agent once per machine and returns the argv that starts it.
+fixture installs its agent once per machine and returns the argv that starts it. The real
+coding agents among them also need the environment `tests/support/real_agents.py` builds.
 """
 
 from __future__ import annotations
@@ -29,6 +30,24 @@ def python_sdk_example_agent() -> list[str]:
 def ts_sdk_example_agent() -> list[str]:
     """argv of the official TypeScript SDK's example agent (v1; tool calls and a permission)."""
     return external_agents.ts_sdk_example_agent()
+
+
+@pytest.fixture(scope="session")
+def claude_agent_acp() -> list[str]:
+    """argv of claude-agent-acp from npm (Claude Code; needs a model: `real_agents`)."""
+    return external_agents.claude_agent_acp()
+
+
+@pytest.fixture(scope="session")
+def codex_acp() -> list[str]:
+    """argv of the codex-acp binary from npm (Codex; needs a model: `real_agents`)."""
+    return external_agents.codex_acp()
+
+
+@pytest.fixture(scope="session")
+def gemini_cli() -> list[str]:
+    """argv of Gemini CLI from npm in ACP mode (needs a model: `real_agents`)."""
+    return external_agents.gemini_cli()
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -54,6 +54,18 @@ cannot be installed raises `ExternalAgentError`: tests must fail loudly, never s
 All three exit with status 0 when their stdin is closed, leaving requests in flight unanswered:
 the Python SDK agents stop at once; the TypeScript agent plays its turn on until it needs the
 client (the permission request), then exits.
+
+Real coding agents, installed from npm at pinned versions. Each needs a model: the tests point
+them at `tests/support/fake_model.py` through the environment `tests/support/real_agents.py`
+builds (which also says what each one sends and needs).
+
+`claude_agent_acp()`: `@agentclientprotocol/claude-agent-acp` 0.100.0 (Claude Code through
+    the Claude Agent SDK, run by node; its own native `claude` binary comes in a platform
+    package).
+`codex_acp()`: `@zed-industries/codex-acp` 0.16.0, a Rust binary shipped in a platform
+    package (`@zed-industries/codex-acp-linux-x64`, …); started directly, not through the
+    package's node launcher.
+`gemini_cli()`: `@google/gemini-cli` 0.61.0, run by node with `--acp`.
 """
 
 from __future__ import annotations
@@ -61,6 +73,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import importlib.metadata
+import platform
 import shutil
 import subprocess
 import sys
@@ -77,7 +90,13 @@ TS_SDK_VERSION = "0.12.0"
 ZOD_VERSION = "4.6.7"
 """The TypeScript SDK's peer dependency, pinned so every machine runs the same code."""
 
+CLAUDE_AGENT_ACP_VERSION = "0.100.0"
+CODEX_ACP_VERSION = "0.16.0"
+GEMINI_CLI_VERSION = "0.61.0"
+
 _TS_AGENT = Path("node_modules/@agentclientprotocol/sdk/dist/examples/agent.js")
+_CLAUDE_AGENT = Path("node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js")
+_GEMINI_CLI = Path("node_modules/@google/gemini-cli/bundle/gemini.js")
 _INSTALL_TIMEOUT_SECONDS = 600
 
 
@@ -100,6 +119,35 @@ def ts_sdk_example_agent() -> list[str]:
     node = _require_tool("node")
     root = _installed(f"typescript-sdk-{TS_SDK_VERSION}", _TS_AGENT, _install_ts_sdk)
     return [node, str(root / _TS_AGENT)]
+
+
+def claude_agent_acp() -> list[str]:
+    """argv of claude-agent-acp (`dist/index.js`, run by node), installed if needed."""
+    node = _require_tool("node")
+    package = f"@agentclientprotocol/claude-agent-acp@{CLAUDE_AGENT_ACP_VERSION}"
+    root = _installed(
+        f"claude-agent-acp-{CLAUDE_AGENT_ACP_VERSION}", _CLAUDE_AGENT, _npm_installer(package)
+    )
+    return [node, str(root / _CLAUDE_AGENT)]
+
+
+def codex_acp() -> list[str]:
+    """argv of the codex-acp binary for this machine, installed if needed."""
+    # npm installs only the optional dependency that fits this machine; the package's own
+    # `bin/codex-acp.js` merely finds and spawns it, so the tests start the binary itself.
+    binary = Path(f"node_modules/@zed-industries/codex-acp-{_npm_platform()}/bin/codex-acp")
+    package = f"@zed-industries/codex-acp@{CODEX_ACP_VERSION}"
+    root = _installed(f"codex-acp-{CODEX_ACP_VERSION}", binary, _npm_installer(package))
+    return [str(root / binary)]
+
+
+def gemini_cli() -> list[str]:
+    """argv of Gemini CLI in ACP mode (`bundle/gemini.js --acp`, run by node)."""
+    node = _require_tool("node")
+    package = f"@google/gemini-cli@{GEMINI_CLI_VERSION}"
+    root = _installed(f"gemini-cli-{GEMINI_CLI_VERSION}", _GEMINI_CLI, _npm_installer(package))
+    # `--experimental-acp` still works in 0.61 but is marked deprecated in favour of `--acp`.
+    return [node, str(root / _GEMINI_CLI), "--acp"]
 
 
 def _python_sdk_examples() -> Path:
@@ -186,6 +234,16 @@ def _install_python_examples(staging: Path) -> None:
 
 def _install_ts_sdk(staging: Path) -> None:
     """npm-install the TypeScript SDK and its peer dependency into `staging`."""
+    _npm_install(staging, f"@agentclientprotocol/sdk@{TS_SDK_VERSION}", f"zod@{ZOD_VERSION}")
+
+
+def _npm_installer(package: str) -> Callable[[Path], None]:
+    """An `install` for `_installed` that npm-installs one pinned package."""
+    return lambda staging: _npm_install(staging, package)
+
+
+def _npm_install(staging: Path, *packages: str) -> None:
+    """npm-install exactly `packages` (each `name@version`) into `staging`."""
     _run(
         [
             _require_tool("npm"),
@@ -196,11 +254,21 @@ def _install_ts_sdk(staging: Path) -> None:
             "--no-audit",
             "--no-fund",
             "--no-progress",
-            f"@agentclientprotocol/sdk@{TS_SDK_VERSION}",
-            f"zod@{ZOD_VERSION}",
+            *packages,
         ],
-        purpose=f"install @agentclientprotocol/sdk {TS_SDK_VERSION} with npm",
+        purpose=f"install {' '.join(packages)} with npm",
     )
+
+
+def _npm_platform() -> str:
+    """This machine as npm's platform packages name it (`linux-x64`, `darwin-arm64`, …)."""
+    system = {"linux": "linux", "darwin": "darwin"}.get(sys.platform)
+    machine = {"x86_64": "x64", "amd64": "x64", "aarch64": "arm64", "arm64": "arm64"}.get(
+        platform.machine().lower()
+    )
+    if system is None or machine is None:
+        raise ExternalAgentError(f"no npm platform package for {sys.platform}/{platform.machine()}")
+    return f"{system}-{machine}"
 
 
 def _require_tool(name: str) -> str:
