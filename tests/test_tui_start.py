@@ -92,7 +92,8 @@ def test_a_tui_start_sends_one_initialize_and_one_session_new(
         process.wait(timeout=20)
         os.close(master)
     assert len(_sent(transcript, "initialize")) == 1
-    assert len(news := _sent(transcript, "session/new")) == 1
+    news = _sent(transcript, "session/new")
+    assert len(news) == 1
     answer = _answer_to(transcript, news[0])
     assert answer is not None
     assert prompts[0]["params"]["sessionId"] == answer["result"]["sessionId"]

@@ -11,8 +11,9 @@ Usage: auth_agent.py          serve ACP on stdin/stdout
 - `api-key` (env var, the legacy kind): `AUTH_AGENT_KEY=secret` in the environment signs in.
 `session/new` answers -32000 (authentication required) until signed in; `session/prompt`
 answers "signed in: TEXT". `logout` (advertised as `agentCapabilities.auth.logout`) signs
-this process out and removes the marker. Every method received is appended to `$AUTH_AGENT_HOME/calls.log`
-(`AUTH_AGENT_HOME` also holds the marker; default: the working directory).
+this process out and removes the marker. Every method received is appended to
+`$AUTH_AGENT_HOME/calls.log` (`AUTH_AGENT_HOME` also holds the marker; default: the working
+directory).
 """
 
 import json

@@ -8,7 +8,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent / "hostile"))
 
-from _acp import SESSION_ID, Peer  # noqa: E402
+from _acp import SESSION_ID, Peer
 
 
 def on_prompt(prompt: dict) -> None:
