@@ -89,6 +89,45 @@ def test_the_whole_output_form_is_appended_too() -> None:
     assert bytes(state.terminals["toolu_1"].output) == b"all of it\n"
 
 
+# What codex-acp 0.16.0 sends for a command that ends at once: no output in `_meta`, the whole
+# of it in `rawOutput` (trimmed to the fields that matter here).
+CODEX_QUICK_COMMAND = [
+    {
+        "sessionUpdate": "tool_call",
+        "toolCallId": "call_1_0",
+        "title": "ls && echo done",
+        "kind": "execute",
+        "status": "in_progress",
+        "content": [{"type": "terminal", "terminalId": "call_1_0"}],
+        "_meta": {"terminal_info": {"terminal_id": "call_1_0", "cwd": "/ws"}},
+    },
+    {
+        "sessionUpdate": "tool_call_update",
+        "toolCallId": "call_1_0",
+        "status": "completed",
+        "rawOutput": {"stdout": "a.txt\ndone\n", "aggregated_output": "a.txt\ndone\n"},
+        "_meta": {"terminal_exit": {"terminal_id": "call_1_0", "exit_code": 0, "signal": None}},
+    },
+]
+
+
+def test_a_command_that_streamed_nothing_shows_its_raw_output() -> None:
+    state = SessionState(session_id="s")
+    for update in CODEX_QUICK_COMMAND:
+        _apply(state, _update(**update))
+    terminal = state.terminals["call_1_0"]
+    assert (bytes(terminal.output), terminal.exit_code) == (b"a.txt\ndone\n", 0)
+
+
+def test_raw_output_is_not_added_to_what_streamed() -> None:
+    state = SessionState(session_id="s")
+    _apply(state, _update(**CODEX_QUICK_COMMAND[0]))
+    streamed = {"terminal_output_delta": {"terminal_id": "call_1_0", "data": "a.txt\n"}}
+    _apply(state, _update(sessionUpdate="tool_call_update", toolCallId="call_1_0", _meta=streamed))
+    _apply(state, _update(**CODEX_QUICK_COMMAND[1]))
+    assert bytes(state.terminals["call_1_0"].output) == b"a.txt\n"
+
+
 def test_malformed_terminal_meta_is_ignored() -> None:
     state = SessionState(session_id="s")
     for meta in [

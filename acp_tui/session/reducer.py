@@ -388,6 +388,12 @@ def meta_terminal(
                 changes.append(terminal_output(state, output["terminal_id"], data.encode()))
     end = meta.get("terminal_exit")
     if isinstance(end, dict) and isinstance(end.get("terminal_id"), str):
+        terminal = terminal_for(state, end["terminal_id"])
+        unseen = _raw_output_text(call.raw_output) if not terminal.output else None
+        if unseen:
+            # Codex streams nothing for a command that ends at once: its output is only in
+            # the call's `rawOutput`, which would leave the terminal empty.
+            changes.append(terminal_output(state, terminal.id, unseen.encode()))
         code, signal = end.get("exit_code"), end.get("signal")
         changes.append(
             terminal_exited(
@@ -398,6 +404,19 @@ def meta_terminal(
             )
         )
     return changes
+
+
+_RAW_OUTPUT_KEYS = ("aggregated_output", "formatted_output", "output", "stdout")
+"""Where agents put a finished command's whole output in `rawOutput` (Codex: the first two)."""
+
+
+def _raw_output_text(raw_output: Any) -> str | None:
+    if isinstance(raw_output, dict):
+        for key in _RAW_OUTPUT_KEYS:
+            text = raw_output.get(key)
+            if isinstance(text, str) and text:
+                return text
+    return None
 
 
 def _b64(data: str) -> bytes:
