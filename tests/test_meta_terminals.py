@@ -81,6 +81,14 @@ def test_claudes_bash_becomes_a_live_terminal_in_its_card() -> None:
     assert (terminal.exited, terminal.exit_code, terminal.signal) == (True, 2, None)
 
 
+def test_a_terminal_announced_before_its_command_takes_the_command_later() -> None:
+    state = SessionState(session_id="s")
+    _apply(state, _update(**{**CLAUDE_BASH[0], "title": "Terminal"}))
+    assert state.terminals["toolu_1"].command == "Terminal"
+    _apply(state, _update(sessionUpdate="tool_call_update", toolCallId="toolu_1", title="ls -la"))
+    assert state.terminals["toolu_1"].command == "ls -la"
+
+
 def test_the_whole_output_form_is_appended_too() -> None:
     state = SessionState(session_id="s")
     _apply(state, _update(**CLAUDE_BASH[0]))

@@ -165,7 +165,8 @@ def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) ->
     if update.status is not UNSET and not _keeps_cancelled(state, call, update.status):
         call.status = update.status or "pending"
     if update.title is not UNSET:
-        call.title = update.title or ""
+        before, call.title = call.title, update.title or ""
+        _retitle_terminals(state, call, before)
     if update.kind is not UNSET:
         call.kind = update.kind or "other"
     if update.content is not UNSET:
@@ -184,6 +185,16 @@ def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) ->
         if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
             _show_terminal(call, info["terminal_id"])
     return Change("tool_call", call)
+
+
+def _retitle_terminals(state: s.SessionState, call: s.ToolCallState, before: str) -> None:
+    """A terminal named after its call (an agent's own, from `terminal_info`) follows the
+    call's title: claude-agent-acp announces its Bash as "Terminal" and names the command
+    later, in an update without `_meta`."""
+    for item in call.content:
+        terminal = state.terminals.get(item.terminal_id or "") if item.type == "terminal" else None
+        if terminal is not None and terminal.command in (None, before):
+            terminal.command = call.title
 
 
 def _show_terminal(call: s.ToolCallState, terminal_id: str) -> None:
