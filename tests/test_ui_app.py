@@ -587,12 +587,13 @@ async def test_several_requests_queue_in_order(run: Run) -> None:
         ]
         for pending in requests:
             app.chat.ask_permission(pending)
-        await pilot.pause()
+        await wait_permission(app, pilot)
         panel = app.chat.query_one(PermissionPanel)
         assert panel.current is requests[0] and panel.border_title.endswith("1 of 2")
         await pilot.press("a")
         assert requests[0].future.result().outcome.option_id == "yes"
         assert panel.current is requests[1]
+        await wait_permission(app, pilot)  # the next one is guarded afresh
         await pilot.press("r")
         assert requests[1].future.result().outcome.option_id == "no"
         assert not panel.has_class("-open")

@@ -104,7 +104,9 @@ class ChatScreen(Screen[None]):
         prompt.focus()
         header = self.query_one(SessionHeader)
         header.workspace = _short_path(self.workspace)
-        self.query_one(PermissionPanel).root = self.workspace
+        panel = self.query_one(PermissionPanel)
+        panel.root = self.workspace
+        panel.guard.draft = prompt  # what is typed as the dialog opens still lands here
 
     # -- the agent's side ---------------------------------------------------------------------
 

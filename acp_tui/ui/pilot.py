@@ -92,7 +92,13 @@ async def wait_idle(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None
 
 
 async def wait_permission(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None:
-    await wait_until(pilot, lambda: app.chat.query_one(PermissionPanel).queue, timeout)
+    """Until a permission request is shown and takes answers (its key guard is over)."""
+
+    def answerable() -> bool:
+        panel = app.chat.query_one(PermissionPanel)
+        return bool(panel.queue) and not panel.guard.armed
+
+    await wait_until(pilot, answerable, timeout)
     await pilot.pause()
 
 

@@ -3,6 +3,8 @@
 Requests queue in the order they came. Each is bound to the turn it arrived in: a request
 that was answered `cancelled` (the user cancelled the turn, or the turn ended) leaves the queue
 and can never be approved afterwards, whatever key is pressed then.
+
+Keys typed in the moment before a request appeared are not answers (`KeyGuard`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from textual.widgets import Static
 from acp_tui.services.permissions import Rule
 from acp_tui.session.controller import PendingPermission
 from acp_tui.session.state import SessionState
+from acp_tui.ui.key_guard import KeyGuard
 from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.render_view import RenderView
 from acp_tui.ui.widgets.tool_call import KIND_ICONS, inline_code
@@ -103,6 +106,8 @@ class PermissionPanel(Widget, can_focus=True):
         self.queue: list[PendingPermission] = []
         self.state: SessionState | None = None
         self.root: Path | None = None
+        self.guard = KeyGuard()
+        """Keeps keys typed just before a request appeared from answering it."""
         self._shown: PendingPermission | None = None
 
     def compose(self) -> ComposeResult:
@@ -144,6 +149,7 @@ class PermissionPanel(Widget, can_focus=True):
         if current is not self._shown:
             self._shown = current
             self.selected = 0
+            self.guard.arm()
         request = current.request
         call = self._tool_call(current)
         count = f" · 1 of {len(self.queue)}" if len(self.queue) > 1 else ""
@@ -292,7 +298,14 @@ class PermissionPanel(Widget, can_focus=True):
         if current is not None and current.request.options:
             self._answer(current.request.options[self.selected].option_id)
 
+    def on_focus(self) -> None:
+        # Focus moved here (a request arrived, perhaps while the user typed elsewhere): what
+        # is typed next is still meant for the prompt until the guard time is over.
+        self.guard.arm()
+
     def on_key(self, event: events.Key) -> None:
+        if self.guard.intercept(event):
+            return
         # Options without a known kind answer to their number.
         current = self.current
         if current is None or not event.character or not event.character.isdigit():
