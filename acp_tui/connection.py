@@ -14,7 +14,7 @@ import contextlib
 import json
 import sys
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, Protocol, TypeVar, Union
+from typing import Any, NoReturn, Protocol, TypeVar, Union
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -218,23 +218,34 @@ class Connection:
     async def _send(self, line: bytes) -> None:
         if self._closed is not None:
             raise self._closed
+        try:
+            if self._writer.is_closing():
+                # asyncio drops what is written to a closing pipe without a word.
+                raise ConnectionResetError("the agent's input is closed")
+            self._writer.write(line + b"\n")
+        except (ConnectionError, RuntimeError) as exc:
+            # RuntimeError: the transport was already closed under us (the agent is being
+            # stopped). The line never left, so the transcript does not say it was sent.
+            await self._write_failed(exc)
         if self._transcript is not None:
             self._transcript.record("send", line)
             self._transcript.flush()
         if self._on_traffic is not None:
             self._on_traffic("send", line)
         try:
-            self._writer.write(line + b"\n")
             await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:
-            # RuntimeError: the transport was already closed under us. An agent that died
-            # usually fails our write before its end of stdout is read: say how it ended.
-            reason = f"cannot write to the agent: {exc}"
-            if self._explain_eof is not None:
-                reason = await self._explain_eof()
-            closed = ConnectionClosed(reason)
-            self._close(closed)
-            raise closed from exc
+            await self._write_failed(exc)
+
+    async def _write_failed(self, exc: Exception) -> NoReturn:
+        # An agent that died usually fails our write before its end of stdout is read: say
+        # how it ended.
+        reason = f"cannot write to the agent: {exc}"
+        if self._explain_eof is not None:
+            reason = await self._explain_eof()
+        closed = ConnectionClosed(reason)
+        self._close(closed)
+        raise closed from exc
 
     # -- receiving ----------------------------------------------------------------------------
 
