@@ -1,22 +1,34 @@
-"""The permission dialog as a person meets it: keys typed as it opens are not answers."""
+"""The permission dialog as a person meets it: keys typed as it opens are not answers, and a
+request with no card of its own still shows what it is about."""
 
 from __future__ import annotations
 
+import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from rich.console import Console
 from textual import events
 
 from acp_tui.protocol import methods as m
+from acp_tui.protocol.content import ToolCallContent, text_block
+from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.session.controller import PendingPermission
 from acp_tui.ui import key_guard
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.key_guard import KeyGuard
-from acp_tui.ui.pilot import send, wait_idle, wait_until
+from acp_tui.ui.pilot import send, wait_idle, wait_permission, wait_until
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from tests.support.ui import started_app
+
+REJECTING_AGENT = [sys.executable, str(Path(__file__).parent / "agents" / "rejecting_agent.py")]
+OPTIONS = [
+    m.PermissionOption("yes", "Allow once", "allow_once"),
+    m.PermissionOption("no", "Reject", "reject_once"),
+]
 
 
 def panel_of(app: AcpApp) -> PermissionPanel:
@@ -30,6 +42,12 @@ def answer_of(pending: PendingPermission | None) -> str | None:
         return None
     outcome = pending.future.result().outcome
     return outcome.option_id if isinstance(outcome, m.SelectedOutcome) else None
+
+
+def detail_text(panel: PermissionPanel) -> str:
+    console = Console(width=100, record=True, file=open("/dev/null", "w"))  # noqa: SIM115
+    console.print(panel._detail())
+    return console.export_text()
 
 
 async def wait_open(app: AcpApp, pilot: Any) -> None:
@@ -85,3 +103,69 @@ async def test_a_key_typed_as_the_dialog_opens_does_not_answer_it(
         await wait_idle(app, pilot)
         assert answer_of(pending) == "allow_once"
         assert "Edited by the ACP demo agent" in (tmp_path / "workspace" / "app.py").read_text()
+
+
+# -- what a request is about ------------------------------------------------------------------
+
+
+def bare_request(session_id: str, tool_call: ToolCallUpdate | None, **fields: Any) -> Any:
+    return m.PermissionRequest(session_id, OPTIONS, tool_call=tool_call, **fields)
+
+
+async def ask(app: AcpApp, pilot: Any, request: m.PermissionRequest) -> PendingPermission:
+    """Show `request` as if the agent sent it, without giving the session its tool call."""
+    assert app.session is not None
+    tool_call = request.tool_call_update
+    pending = PendingPermission(
+        session=app.session,
+        request=request,
+        tool_call_id=tool_call.tool_call_id if tool_call is not None else None,
+        future=asyncio.get_running_loop().create_future(),
+    )
+    app.chat.ask_permission(pending)
+    await wait_permission(app, pilot)
+    return pending
+
+
+async def test_a_request_whose_tool_call_has_no_card_shows_its_own_fields(tmp_path: Path) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        assert app.session is not None
+        inline = ToolCallUpdate(
+            "call-elsewhere",
+            title="Delete `build/`",
+            kind="delete",
+            content=[ToolCallContent("content", content=text_block("12 files, 3 folders"))],
+            raw_input={"path": "build/", "recursive": True},
+        )
+        await ask(app, pilot, bare_request(app.session.id, inline))
+        assert "call-elsewhere" not in app.session.state.tool_calls
+        panel = panel_of(app)
+        title = str(panel.query_one(".permission--title").render())
+        assert "delete" in title and "Delete build/" in title
+        assert "The agent asks" not in title
+        detail = detail_text(panel)
+        assert "12 files, 3 folders" in detail
+        assert '"recursive": true' in detail and '"path": "build/"' in detail
+        assert "rule for this workspace" in panel.border_subtitle  # its kind is known
+
+
+async def test_a_request_with_no_tool_call_says_so_plainly(tmp_path: Path) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        assert app.session is not None
+        await ask(app, pilot, bare_request(app.session.id, None))
+        panel = panel_of(app)
+        assert "permission" in str(panel.query_one(".permission--title").render())
+        assert "said nothing more" in detail_text(panel)
+
+
+async def test_an_inline_tool_call_shows_its_text_and_input(tmp_path: Path) -> None:
+    async with started_app(tmp_path, argv=[*REJECTING_AGENT, "--v2"], protocol_version=2) as (
+        app,
+        pilot,
+    ):
+        await send(app, pilot, "bare")
+        await wait_permission(app, pilot)
+        panel = panel_of(app)
+        assert "Delete build/?" in str(panel.query_one(".permission--title").render())
+        detail = detail_text(panel)
+        assert "12 files" in detail and '"recursive": true' in detail

@@ -147,7 +147,6 @@ class ChatScreen(Screen[None]):
         transcript.attach(session.state, self.workspace)
         if not session.state.timeline:
             transcript.welcome(self.query_one(SessionHeader).agent)
-        self.query_one(PermissionPanel).state = session.state
         self._sync_busy()
         self._sync_settings()
         self._sync_usage()

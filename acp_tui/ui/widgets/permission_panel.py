@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 from typing import Any, ClassVar
 
+import msgspec
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import events
@@ -24,13 +25,14 @@ from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
+from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
+from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import Rule
 from acp_tui.session.controller import PendingPermission
-from acp_tui.session.state import SessionState
 from acp_tui.ui.key_guard import KeyGuard
 from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.render_view import RenderView
-from acp_tui.ui.widgets.tool_call import KIND_ICONS, inline_code
+from acp_tui.ui.widgets.tool_call import KIND_ICONS, inline_code, location_text
 
 OPTION_KEYS = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
 OPTION_STYLES = {
@@ -42,6 +44,44 @@ OPTION_STYLES = {
 RULE_KEYS = {"allow": "w", "reject": "W"}
 """Keys that answer once and save a rule for the tool's kind in this workspace."""
 RULE_ANSWERS = {"allow": ("allow_once", "allow_always"), "reject": ("reject_once", "reject_always")}
+
+
+class Subject(msgspec.Struct):
+    """What a request is about, as the dialog shows it: the tool call as the session knows
+    it, with what the request itself carries filling the gaps (its card may be missing, or
+    the request may carry the only copy of the tool call's fields)."""
+
+    title: str = ""
+    kind: str | None = None
+    content: list[ToolCallContent] = msgspec.field(default_factory=list)
+    locations: list[ToolCallLocation] = msgspec.field(default_factory=list)
+    raw_input: Any = None
+
+
+def _carried(inline: ToolCallUpdate | None, name: str) -> Any:
+    """A field of the request's own tool call; None when it has none, or omits it."""
+    value = getattr(inline, name, None) if inline is not None else None
+    return None if value is msgspec.UNSET else value
+
+
+def subject_of(pending: PendingPermission) -> Subject:
+    call, inline = pending.tool_call, pending.request.tool_call_update
+    if call is None and inline is None:
+        return Subject()
+    title, kind, raw_input = "", None, None
+    content: list[ToolCallContent] = []
+    locations: list[ToolCallLocation] = []
+    if call is not None:
+        title, raw_input = call.title, call.raw_input
+        content, locations = call.content, call.locations
+        kind = call.kind if call.kind != "other" else None  # "other" is also the default
+    return Subject(
+        title=title or _carried(inline, "title") or "",
+        kind=kind or _carried(inline, "kind") or "other",
+        content=content or _carried(inline, "content") or [],
+        locations=locations or _carried(inline, "locations") or [],
+        raw_input=raw_input if raw_input is not None else _carried(inline, "raw_input"),
+    )
 
 
 class PermissionPanel(Widget, can_focus=True):
@@ -104,7 +144,6 @@ class PermissionPanel(Widget, can_focus=True):
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.queue: list[PendingPermission] = []
-        self.state: SessionState | None = None
         self.root: Path | None = None
         self.guard = KeyGuard()
         """Keeps keys typed just before a request appeared from answering it."""
@@ -151,25 +190,20 @@ class PermissionPanel(Widget, can_focus=True):
             self.selected = 0
             self.guard.arm()
         request = current.request
-        call = self._tool_call(current)
+        subject = subject_of(current)
         count = f" · 1 of {len(self.queue)}" if len(self.queue) > 1 else ""
         self.border_title = f"⚠ Permission needed{count}"
         self.border_subtitle = "a allow · A always · r reject · R always reject · ←→ enter"
-        if call is not None and call.kind:
+        if subject.kind:
             self.border_subtitle += " · w/W rule for this workspace"
-        icon = KIND_ICONS.get(call.kind, "◆") if call is not None else "◆"
-        title = request.title or (call.title if call is not None else "") or "The agent asks"
-        kind = f"{call.kind}  " if call is not None else ""
-        self.query_one(".permission--title", Static).update(
-            Content.assemble((f"{icon} {kind}", "$text-accent not bold"), inline_code(title))
-        )
+        self._show_title(current)
         description = self.query_one(".permission--description", Static)
         description.display = bool(request.description)
         description.update(Content(request.description or ""))
         for old in self.query(DiffView):
             old.remove()
         detail = self.query_one(".permission--detail", RenderView)
-        diffs = [item for item in (call.content if call is not None else []) if item.type == "diff"]
+        diffs = [item for item in subject.content if item.type == "diff"]
         if diffs:
             detail.display = False
             for item in diffs[:3]:
@@ -179,32 +213,45 @@ class PermissionPanel(Widget, can_focus=True):
             detail.invalidate()
         self._render_options()
 
-    def _tool_call(self, pending: PendingPermission) -> Any:
-        if self.state is None or pending.tool_call_id is None:
-            return None
-        return self.state.tool_calls.get(pending.tool_call_id)
+    def _show_title(self, pending: PendingPermission) -> None:
+        subject = subject_of(pending)
+        icon = KIND_ICONS.get(subject.kind or "", "◆")
+        title = pending.request.title or subject.title or "The agent asks for permission"
+        kind = f"{subject.kind}  " if subject.kind else ""
+        self.query_one(".permission--title", Static).update(
+            Content.assemble((f"{icon} {kind}", "$text-accent not bold"), inline_code(title))
+        )
 
     def _detail(self) -> RenderableType:
         current = self._shown
         if current is None:
             return Text("")
-        subject = current.request.subject
-        if subject is not None and subject.command:
+        request = current.request
+        if request.subject is not None and request.subject.command:
             command = Text("$ ", "acp.accent")
-            command.append(subject.command, "bold")
+            command.append(request.subject.command, "bold")
             parts: list[RenderableType] = [command]
-            if subject.cwd:
-                parts.append(Text(f"in {subject.cwd}", "acp.muted"))
+            if request.subject.cwd:
+                parts.append(Text(f"in {request.subject.cwd}", "acp.muted"))
             return Group(*parts)
-        call = self._tool_call(current)
-        raw = call.raw_input if call is not None else None
+        subject = subject_of(current)
+        parts = []
+        raw = subject.raw_input
         if isinstance(raw, dict) and isinstance(raw.get("command"), str | list):
             command_text = raw["command"]
             if isinstance(command_text, list):
                 command_text = " ".join(map(str, command_text))
-            return Text.assemble(("$ ", "acp.accent"), (command_text, "bold"))
-        if call is not None and call.locations:
-            return Text("  ".join(location.path for location in call.locations), "acp.muted")
+            parts.append(Text.assemble(("$ ", "acp.accent"), (command_text, "bold")))
+            raw = None
+        # What the agent wrote about the call (a request whose tool call has no card carries
+        # its only copy), then where, then its input when nothing above says what it does.
+        for item in subject.content:
+            if item.type == "content" and isinstance(item.content, ContentBlock):
+                parts.append(Text(block_text(item.content) or f"[{item.content.type}]"))
+        if subject.locations:
+            where = (location_text(location, self.root) for location in subject.locations)
+            parts.append(Text("  ".join(where), "acp.muted"))
+            raw = None
         if raw is not None:
             try:
                 code = json.dumps(raw, indent=2, ensure_ascii=False, default=str)
@@ -213,8 +260,10 @@ class PermissionPanel(Widget, can_focus=True):
             palette = self.query_one(".permission--detail", RenderView).palette
             from rich.syntax import Syntax  # on first use: see render.markdown
 
-            return Syntax(code, "json", theme=palette.code_theme, word_wrap=True)
-        return Text("")
+            parts.append(Syntax(code, "json", theme=palette.code_theme, word_wrap=True))
+        if not parts and request.tool_call_update is None and request.subject is None:
+            parts.append(Text("The agent said nothing more about what it wants.", "acp.muted"))
+        return Group(*parts)
 
     def _render_options(self) -> None:
         current = self._shown
@@ -234,8 +283,7 @@ class PermissionPanel(Widget, can_focus=True):
                 )
             else:
                 parts.append(Content.assemble((f" {key} ", f"bold {style}"), f" {label} "))
-        call = self._tool_call(current)
-        kind = call.kind if call is not None else None
+        kind = subject_of(current).kind
         rules: list[Content] = []
         for decision, key in RULE_KEYS.items():
             if kind and self._option_for(current, decision) is not None:
@@ -280,12 +328,12 @@ class PermissionPanel(Widget, can_focus=True):
 
     def action_save_rule(self, decision: str) -> None:
         current = self.current
-        call = self._tool_call(current) if current is not None else None
-        if current is None or call is None or not call.kind or self.root is None:
+        kind = subject_of(current).kind if current is not None else None
+        if current is None or not kind or self.root is None:
             return
         option_id = self._option_for(current, decision)
         if option_id is not None:
-            rule = Rule(call.kind, decision, workspace=str(self.root))  # type: ignore[arg-type]
+            rule = Rule(kind, decision, workspace=str(self.root))  # type: ignore[arg-type]
             self.post_message(self.RuleWanted(current, option_id, rule))
 
     def action_move(self, step: int) -> None:
