@@ -596,4 +596,6 @@ async def test_several_requests_queue_in_order(run: Run) -> None:
         await wait_permission(app, pilot)  # the next one is guarded afresh
         await pilot.press("r")
         assert requests[1].future.result().outcome.option_id == "no"
+        await pilot.press("escape")  # no reason to give
+        await pilot.pause()
         assert not panel.has_class("-open")

@@ -1,5 +1,6 @@
-"""The permission dialog as a person meets it: keys typed as it opens are not answers, and a
-request with no card of its own still shows what it is about."""
+"""The permission dialog as a person meets it: keys typed as it opens are not answers, a
+rejection can say why (the reason becomes the next prompt), and a request with no card of its
+own still shows what it is about."""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ToolCallContent, text_block
 from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.session.controller import PendingPermission
+from acp_tui.session.state import Message
 from acp_tui.ui import key_guard
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.key_guard import KeyGuard
 from acp_tui.ui.pilot import send, wait_idle, wait_permission, wait_until
-from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.permission_panel import PermissionPanel, asks_for_reason
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from tests.support.ui import started_app
 
@@ -33,6 +35,13 @@ OPTIONS = [
 
 def panel_of(app: AcpApp) -> PermissionPanel:
     return app.chat.query_one(PermissionPanel)
+
+
+def prompts(app: AcpApp) -> list[str]:
+    """What the user sent, in order."""
+    assert app.session is not None
+    timeline = app.session.state.timeline
+    return [i.text for i in timeline if isinstance(i, Message) and i.role == "user"]
 
 
 def answer_of(pending: PendingPermission | None) -> str | None:
@@ -103,6 +112,96 @@ async def test_a_key_typed_as_the_dialog_opens_does_not_answer_it(
         await wait_idle(app, pilot)
         assert answer_of(pending) == "allow_once"
         assert "Edited by the ACP demo agent" in (tmp_path / "workspace" / "app.py").read_text()
+
+
+# -- reject with a reason ---------------------------------------------------------------------
+
+
+def test_which_options_ask_for_a_reason() -> None:
+    assert asks_for_reason(m.PermissionOption("r", "Reject", "reject_once"))
+    assert asks_for_reason(m.PermissionOption("R", "Never", "reject_always"))
+    assert asks_for_reason(m.PermissionOption("abort", "No, provide feedback", ""))
+    assert asks_for_reason(m.PermissionOption("x", "No, tell Codex what to do differently", ""))
+    assert not asks_for_reason(m.PermissionOption("a", "Yes", "allow_once"))
+    assert not asks_for_reason(m.PermissionOption("a", "Yes, and tell me later", "allow_always"))
+    assert not asks_for_reason(m.PermissionOption("skip", "Skip this step", ""))
+
+
+async def test_a_rejection_with_a_reason_sends_it_first_when_the_turn_ends(tmp_path: Path) -> None:
+    # The Codex way: ask before an edit, end the turn `cancelled` at a rejection.
+    async with started_app(tmp_path, argv=REJECTING_AGENT) as (app, pilot):
+        await send(app, pilot, "edit hello.txt")
+        await wait_open(app, pilot)
+        await send(app, pilot, "and then this")  # typed during the turn: queued
+        assert app.chat.queue == ["and then this"]
+        panel = panel_of(app)
+        panel.focus()  # the user goes back to the dialog: it is guarded afresh
+        await wait_until(pilot, lambda: panel.has_focus)
+        await wait_permission(app, pilot)
+        pending = panel.current
+        await pilot.press("r")
+        await pilot.pause()
+        assert answer_of(pending) == "abort"  # answered at once, before any reason
+        reason = panel.query_one(".permission--reason")
+        assert panel.asking_reason and reason.has_focus and panel.has_class("-open")
+        await wait_until(pilot, lambda: app.session is not None and not app.session.busy)
+        assert prompts(app) == ["edit hello.txt"]  # the queue waits for the reason
+        await pilot.press(*"use pathlib instead", "enter")
+        await wait_idle(app, pilot)
+        assert prompts(app) == ["edit hello.txt", "use pathlib instead", "and then this"]
+        assert not panel.has_class("-open")
+        assert app.chat.query_one(PromptInput).has_focus
+
+
+async def test_an_agents_feedback_option_asks_for_the_reason_too(tmp_path: Path) -> None:
+    async with started_app(tmp_path, argv=REJECTING_AGENT) as (app, pilot):
+        await send(app, pilot, "edit hello.txt")
+        await wait_permission(app, pilot)
+        panel = panel_of(app)
+        pending = panel.current
+        await pilot.press("left", "enter")  # the last option: "No, provide feedback"
+        await pilot.pause()
+        assert answer_of(pending) == "abort" and panel.asking_reason
+        await pilot.press(*"not that file", "enter")
+        await wait_idle(app, pilot)
+        assert prompts(app) == ["edit hello.txt", "not that file"]
+
+
+async def test_escape_skips_the_reason_and_does_not_cancel_the_turn(tmp_path: Path) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        before = (tmp_path / "workspace" / "app.py").read_text()
+        await send(app, pilot, "/edit app.py")
+        await wait_permission(app, pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        assert panel_of(app).asking_reason
+        await pilot.press("escape")
+        await wait_idle(app, pilot)
+        assert app.session is not None and app.session.state.stop_reason == "end_turn"
+        assert prompts(app) == ["/edit app.py"]
+        assert not panel_of(app).has_class("-open")
+        assert app.chat.query_one(PromptInput).has_focus
+        assert (tmp_path / "workspace" / "app.py").read_text() == before
+
+
+async def test_a_reason_given_while_the_turn_runs_on_waits_for_its_end(tmp_path: Path) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        await send(app, pilot, "/edit app.py")
+        await wait_permission(app, pilot)
+        await pilot.press("r", *"keep it as it is", "enter")
+        await wait_idle(app, pilot)
+        assert prompts(app) == ["/edit app.py", "keep it as it is"]
+
+
+async def test_allowing_asks_for_no_reason(tmp_path: Path) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        await send(app, pilot, "/edit app.py")
+        await wait_permission(app, pilot)
+        await pilot.press("a")
+        await pilot.pause()
+        assert not panel_of(app).asking_reason
+        await wait_idle(app, pilot)
+        assert app.chat.query_one(PromptInput).has_focus
 
 
 # -- what a request is about ------------------------------------------------------------------

@@ -245,6 +245,8 @@ class ChatScreen(Screen[None]):
         session = self.session
         if session is None or self._sending or session.busy or not self.queue:
             return
+        if self.query_one(PermissionPanel).asking_reason:
+            return  # the reason for a rejection, being typed, goes first
         if self.query_one(SessionHeader).status == "exited":
             return
         text = self.queue.pop(0)
@@ -388,6 +390,17 @@ class ChatScreen(Screen[None]):
         if not open_in_browser(url):
             title = "No browser here: open this URL yourself (it is copied)"
             self.app.call_from_thread(self.app.notify, url, title=title, timeout=30)
+
+    @on(PermissionPanel.Feedback)
+    def _feedback(self, event: PermissionPanel.Feedback) -> None:
+        """Why the user rejected a request: the next prompt in that session, ahead of the
+        queue, sent once the turn is over (Codex, for one, ends the turn at a rejection)."""
+        if event.text and event.session is self.session:
+            self.queue.insert(0, event.text)
+            self._show_queue()
+        if not self.query_one(PermissionPanel).queue:
+            self.query_one(PromptInput).focus()
+        self._send_next()
 
     @on(PermissionPanel.RuleWanted)
     def _rule_wanted(self, event: PermissionPanel.RuleWanted) -> None:

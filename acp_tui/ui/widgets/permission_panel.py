@@ -4,7 +4,9 @@ Requests queue in the order they came. Each is bound to the turn it arrived in: 
 that was answered `cancelled` (the user cancelled the turn, or the turn ended) leaves the queue
 and can never be approved afterwards, whatever key is pressed then.
 
-Keys typed in the moment before a request appeared are not answers (`KeyGuard`).
+Keys typed in the moment before a request appeared are not answers (`KeyGuard`). A rejection
+is answered at once, then the dialog offers a line to say why: that reason becomes the next
+prompt, before anything else queued, once the turn is over.
 """
 
 from __future__ import annotations
@@ -16,19 +18,20 @@ from typing import Any, ClassVar
 import msgspec
 from rich.console import Group, RenderableType
 from rich.text import Text
-from textual import events
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.reactive import reactive
 from textual.widget import Widget
-from textual.widgets import Static
+from textual.widgets import Input, Static
 
+from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
 from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import Rule
-from acp_tui.session.controller import PendingPermission
+from acp_tui.session.controller import PendingPermission, Session
 from acp_tui.ui.key_guard import KeyGuard
 from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.render_view import RenderView
@@ -44,6 +47,18 @@ OPTION_STYLES = {
 RULE_KEYS = {"allow": "w", "reject": "W"}
 """Keys that answer once and save a rule for the tool's kind in this workspace."""
 RULE_ANSWERS = {"allow": ("allow_once", "allow_always"), "reject": ("reject_once", "reject_always")}
+FEEDBACK_WORDS = ("feedback", "differently", "instead", "reason", "tell ")
+"""Words in an option's name that invite the user to say more (Codex's "No, provide feedback",
+"No, and tell Codex what to do differently")."""
+
+
+def asks_for_reason(option: m.PermissionOption) -> bool:
+    """Whether answering with `option` lets the user type why: every rejection, and any option
+    (of a kind that does not allow) whose name invites feedback."""
+    if option.kind.startswith("allow"):
+        return False
+    name = option.name.lower()
+    return option.kind.startswith("reject") or any(word in name for word in FEEDBACK_WORDS)
 
 
 class Subject(msgspec.Struct):
@@ -97,6 +112,7 @@ class PermissionPanel(Widget, can_focus=True):
         Binding("left,up,shift+tab", "move(-1)", "Previous option", show=False),
         Binding("right,down,tab", "move(1)", "Next option", show=False),
         Binding("enter", "choose_selected", "Choose", show=True),
+        Binding("escape", "skip_reason", "Skip", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -114,11 +130,16 @@ class PermissionPanel(Widget, can_focus=True):
     }
     PermissionPanel.-open { display: block; }
     PermissionPanel:focus { border: round $warning-lighten-1; }
+    PermissionPanel.-reason { border: round $error 70%; border-title-color: $text-error; }
     PermissionPanel > .permission--title { text-style: bold; margin: 0 0 0 0; }
     PermissionPanel > .permission--description { color: $text-muted; }
     PermissionPanel > .permission--detail { margin: 1 0 0 0; max-height: 20; }
     PermissionPanel > DiffView { max-height: 20; }
     PermissionPanel > .permission--options { margin: 1 0 0 0; }
+    PermissionPanel > .permission--reason { display: none; margin: 1 0 0 0; }
+    PermissionPanel.-reason > .permission--reason { display: block; }
+    PermissionPanel.-reason > .permission--options { display: none; }
+    PermissionPanel.-reason > DiffView { display: none; }
     """
 
     selected: reactive[int] = reactive(0)
@@ -141,6 +162,15 @@ class PermissionPanel(Widget, can_focus=True):
             self.option_id = option_id
             self.rule = rule
 
+    class Feedback(Message):
+        """The user is done saying why they rejected a request in `session`: `text` (empty
+        when they skipped) is to be the next prompt there, before anything queued."""
+
+        def __init__(self, session: Session, text: str) -> None:
+            super().__init__()
+            self.session = session
+            self.text = text
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.queue: list[PendingPermission] = []
@@ -148,12 +178,18 @@ class PermissionPanel(Widget, can_focus=True):
         self.guard = KeyGuard()
         """Keeps keys typed just before a request appeared from answering it."""
         self._shown: PendingPermission | None = None
+        self._rejected: PendingPermission | None = None
+        """The request just rejected, while the user may type why."""
 
     def compose(self) -> ComposeResult:
         yield Static(classes="permission--title")
         yield Static(classes="permission--description")
         yield RenderView(self._detail, classes="permission--detail")
         yield Static(classes="permission--options")
+        yield Input(
+            placeholder="Why? (optional) · Enter sends it to the agent · Esc skips",
+            classes="permission--reason",
+        )
 
     # -- the queue ----------------------------------------------------------------------------
 
@@ -161,6 +197,12 @@ class PermissionPanel(Widget, can_focus=True):
     def current(self) -> PendingPermission | None:
         self._prune()
         return self.queue[0] if self.queue else None
+
+    @property
+    def asking_reason(self) -> bool:
+        """Whether the user may be typing why they rejected a request: the prompts queued
+        wait, so that the reason goes first."""
+        return self._rejected is not None
 
     def add(self, pending: PendingPermission) -> None:
         self.queue.append(pending)
@@ -172,7 +214,8 @@ class PermissionPanel(Widget, can_focus=True):
         self._prune()
         if len(self.queue) != before or (self.queue and self.queue[0] is not self._shown):
             self._refresh()
-            self.post_message(self.Answered(len(self.queue)))
+            if self._rejected is None:  # else the reason's line keeps the focus and says so
+                self.post_message(self.Answered(len(self.queue)))
 
     def _prune(self) -> None:
         self.queue = [pending for pending in self.queue if not pending.done]
@@ -180,6 +223,9 @@ class PermissionPanel(Widget, can_focus=True):
     # -- showing ------------------------------------------------------------------------------
 
     def _refresh(self) -> None:
+        if self._rejected is not None:
+            self._show_reason(self._rejected)
+            return
         current = self.current
         self.set_class(current is not None, "-open")
         if current is None:
@@ -316,7 +362,20 @@ class PermissionPanel(Widget, can_focus=True):
             return
         # `select` on a request cancelled meanwhile does nothing: a stale key approves nothing.
         current.select(option_id)
+        option = next((o for o in current.request.options if o.option_id == option_id), None)
+        outcome = current.future.result().outcome if current.done else None
+        # Only when this key answered it (not a cancel that came first) is there a "why".
+        answered = isinstance(outcome, m.SelectedOutcome) and outcome.option_id == option_id
+        if answered and option is not None and asks_for_reason(option):
+            self._ask_reason(current)
         self.prune()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # While the reason is typed, the keys are the line's; Escape skips it (and otherwise
+        # goes on to the screen, where it cancels the turn).
+        if action == "skip_reason":
+            return self._rejected is not None
+        return self._rejected is None
 
     def action_choose_kind(self, kind: str) -> None:
         current = self.current
@@ -349,9 +408,12 @@ class PermissionPanel(Widget, can_focus=True):
     def on_focus(self) -> None:
         # Focus moved here (a request arrived, perhaps while the user typed elsewhere): what
         # is typed next is still meant for the prompt until the guard time is over.
-        self.guard.arm()
+        if self._rejected is None:
+            self.guard.arm()
 
     def on_key(self, event: events.Key) -> None:
+        if self._rejected is not None:
+            return  # the reason's line takes what it takes; Escape is a binding
         if self.guard.intercept(event):
             return
         # Options without a known kind answer to their number.
@@ -362,3 +424,40 @@ class PermissionPanel(Widget, can_focus=True):
         if 0 <= index < len(current.request.options):
             event.stop()
             self._answer(current.request.options[index].option_id)
+
+    # -- the reason for a rejection -----------------------------------------------------------
+
+    def _ask_reason(self, pending: PendingPermission) -> None:
+        self._rejected = pending
+        reason = self.query_one(".permission--reason", Input)
+        reason.value = ""
+        self._show_reason(pending)
+        reason.focus()
+
+    def _show_reason(self, pending: PendingPermission) -> None:
+        self.add_class("-open", "-reason")
+        self.border_title = "✗ Rejected · tell the agent why (optional)"
+        self.border_subtitle = "enter: your next prompt, once the turn is over · esc skips"
+        self._show_title(pending)
+        self.query_one(".permission--description", Static).display = False
+
+    @on(Input.Submitted, ".permission--reason")
+    def _reason_given(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._end_reason(event.value)
+
+    def action_skip_reason(self) -> None:
+        self._end_reason("")
+
+    def _end_reason(self, text: str) -> None:
+        pending, self._rejected = self._rejected, None
+        if pending is None:
+            return
+        self.remove_class("-reason")
+        self.query_one(".permission--reason", Input).value = ""
+        self._shown = None  # what comes next (if anything) is shown afresh, guarded
+        self._refresh()
+        if self.queue:
+            self.focus()
+        self.post_message(self.Feedback(pending.session, text.strip()))
+        self.post_message(self.Answered(len(self.queue)))
