@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.widgets import Input
 
 from acp_tui.session.state import Notice
-from acp_tui.ui.pilot import send, wait_idle, wait_question
+from acp_tui.ui.pilot import send, wait_idle, wait_question, wait_until
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_header import SessionHeader
@@ -122,3 +123,20 @@ async def test_a_url_opens_only_with_consent_and_completes(
         about = "Sign in to the (pretend) example service to connect your account."
         assert ("info", f"Done: {about}") in notices(app)
         assert "Signed in" in message_texts(app)[-1]
+
+
+async def test_keys_typed_as_the_question_opens_stay_in_the_draft(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "ask")
+        panel = app.chat.query_one(ElicitationPanel)
+        await wait_until(pilot, lambda: panel.current is not None)
+        await pilot.press(*"and th", "enter")  # the user was still typing
+        prompt = app.chat.query_one(PromptInput)
+        assert prompt.text == "and th"
+        pending = panel.current
+        assert pending is not None and not pending.done
+        await wait_question(app, pilot)
+        name = panel.query_one(Input)
+        assert app.focused is name and name.value == ""
+        await pilot.press("x")
+        assert name.value == "x" and prompt.text == "and th"

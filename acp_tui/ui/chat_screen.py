@@ -107,6 +107,7 @@ class ChatScreen(Screen[None]):
         panel = self.query_one(PermissionPanel)
         panel.root = self.workspace
         panel.guard.draft = prompt  # what is typed as the dialog opens still lands here
+        self.query_one(ElicitationPanel).guard.draft = prompt
 
     # -- the agent's side ---------------------------------------------------------------------
 

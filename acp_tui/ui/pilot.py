@@ -103,12 +103,15 @@ async def wait_permission(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -
 
 
 async def wait_question(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None:
-    """Until the agent's question (an elicitation) is on screen, its first field focused."""
+    """Until the agent's question (an elicitation) is on screen and its first field has the
+    keys (the panel's key guard is over)."""
     from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 
     def asked() -> bool:
+        # Past its key guard: a field inside the panel has the keys, not the panel itself.
         panel = app.chat.query_one(ElicitationPanel)
-        return panel.current is not None and panel.has_focus_within
+        focused = app.focused
+        return panel.current is not None and focused is not None and panel in focused.ancestors
 
     await wait_until(pilot, asked, timeout)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from textual import on
+from textual import events, on
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
@@ -37,10 +37,14 @@ from acp_tui.session.elicitation import (
     url_host,
     url_warnings,
 )
+from acp_tui.ui.key_guard import KeyGuard
 
 
-class ElicitationPanel(Vertical):
-    """Shows the oldest waiting question; Send, Decline or Cancel answers it."""
+class ElicitationPanel(Vertical, can_focus=True):
+    """Shows the oldest waiting question; Send, Decline or Cancel answers it.
+
+    A new question takes focus itself, behind a `KeyGuard`: what the user was typing goes on
+    into their draft, and only once they stop does the first field get the keys."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("ctrl+s", "send", "Send", priority=True),
@@ -106,6 +110,7 @@ class ElicitationPanel(Vertical):
         self._inputs: dict[str, Widget] = {}
         self._checked = False
         """Whether Send was pressed once: from then on, answers are checked as they change."""
+        self.guard = KeyGuard()
 
     # -- the queue ----------------------------------------------------------------------------
 
@@ -155,7 +160,19 @@ class ElicitationPanel(Vertical):
             self._show_url(request.url or "")
         else:
             self._show_form(current)
-        self.call_after_refresh(self.focus_first)
+        self.guard.arm()
+        self.focus()
+        self.set_timer(self.guard.duration, self._settle)
+
+    def _settle(self) -> None:
+        """Give the first field the keys once the user has stopped typing elsewhere."""
+        if self.guard.armed:
+            self.set_timer(self.guard.duration, self._settle)
+        elif self.has_focus and self._shown is not None:
+            self.focus_first()
+
+    def on_key(self, event: events.Key) -> None:
+        self.guard.intercept(event)
 
     def _sync_title(self) -> None:
         current = self._shown
