@@ -397,6 +397,9 @@ class WriterStub:
     async def drain(self) -> None:
         pass
 
+    def is_closing(self) -> bool:
+        return False
+
     def lines(self) -> list[bytes]:
         return bytes(self.data).splitlines()
 
