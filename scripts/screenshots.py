@@ -105,6 +105,15 @@ async def terminal(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_idle(app, pilot)
 
 
+async def reject_reason(app: AcpApp, pilot: Pilot[int]) -> None:
+    await send(app, pilot, "/edit app.py")
+    await wait_permission(app, pilot)
+    await pilot.press("r")
+    await pilot.pause(0.2)
+    await pilot.press(*"keep the old signature, callers rely on it")
+    await pilot.pause(0.2)
+
+
 async def elicitation(app: AcpApp, pilot: Pilot[int]) -> None:
     await send(app, pilot, "ask")
     await wait_question(app, pilot)
@@ -212,6 +221,7 @@ SCENES: dict[str, Scene] = {
     "permission": permission,
     "terminal": terminal,
     "agent-terminal": agent_terminal,
+    "reject-reason": reject_reason,
     "elicitation": elicitation,
     "elicitation-url": elicitation_url,
     "cancelled": cancelled,
