@@ -19,7 +19,7 @@ from acp_tui.config import DEMO_COMMAND, ConfigError, Startup, config_path, load
 from acp_tui.session.controller import SUPPORTED_VERSIONS, ClientOptions
 
 DEMO_AGENT = DEMO_COMMAND
-SUBCOMMANDS = ("agents", "sessions", "export", "logout")
+SUBCOMMANDS = ("agents", "sessions", "export", "logout", "check")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -27,13 +27,14 @@ def build_parser() -> argparse.ArgumentParser:
         prog="acp-tui",
         usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
         "       acp-tui agents | sessions [--agent NAME] | export ID [-o FILE]"
-        " | logout [--agent NAME]",
+        " | logout [--agent NAME]\n"
+        "       acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] -- AGENT ...",
         description="A terminal client for AI coding agents that speak the Agent Client "
         "Protocol. Without an agent command it runs the configured default agent, or the "
         "built-in demo agent.",
         epilog="commands: `agents` lists the configured agents, `sessions` the sessions you "
-        "can --resume, `export ID` writes one as Markdown, `logout` signs out of the agent "
-        "(each takes --help).",
+        "can --resume, `export ID` writes one as Markdown, `logout` signs out of the agent, "
+        "`check` tells an agent's author what it gets wrong (each takes --help).",
     )
     parser.add_argument("--version", action="version", version=f"acp-tui {__version__}")
     parser.add_argument(
@@ -116,6 +117,11 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-record", action="store_true", help="keep no local record of the conversation"
     )
     parser.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="take no checkpoint of the workspace around each turn (`acp-tui changes`)",
+    )
+    parser.add_argument(
         "--config-path", action="store_true", help="print the config file's path and exit"
     )
     parser.add_argument(
@@ -141,6 +147,10 @@ def split_agent_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     ours, agent_command = split_agent_command(sys.argv[1:] if argv is None else argv)
+    if ours and ours[0] in ("changes", "rewind"):
+        from acp_tui.checkpoints import commands as checkpoint_commands
+
+        return checkpoint_commands.run(ours[0], ours[1:])
     if ours and ours[0] in SUBCOMMANDS:
         from acp_tui import commands
 
@@ -199,9 +209,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             agent=agent,
             resume=args.resume,
             record=not args.no_record,
+            checkpoints=not args.no_checkpoints,
         )
         return asyncio.run(run_headless(agent.command, client_options, options))
     from acp_tui.ui.app import run_tui
 
     client_options.terminal_auth = True
-    return run_tui(agent.command, client_options, permission=permission, startup=startup)
+    return run_tui(
+        agent.command,
+        client_options,
+        permission=permission,
+        startup=startup,
+        checkpoints=not args.no_checkpoints,
+    )

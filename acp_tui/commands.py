@@ -36,6 +36,10 @@ def run(name: str, argv: Sequence[str], agent_command: list[str]) -> int:
         return asyncio.run(sessions(argv, agent_command))
     if name == "logout":
         return asyncio.run(logout(argv, agent_command))
+    if name == "check":
+        from acp_tui.check.command import check
+
+        return asyncio.run(check(argv, agent_command))
     return export(argv)
 
 
