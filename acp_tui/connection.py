@@ -141,12 +141,15 @@ class Connection:
         transcript: Transcript | None = None,
         on_problem: Callable[[str], None] | None = None,
         on_traffic: Callable[[str, bytes], None] | None = None,
+        tap: Callable[[str, list[bytes]], None] | None = None,
         typed_notifications: TypedNotifications | None = None,
         explain_eof: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         """`on_problem` hears of every line or message that could not be taken as it came;
         `on_traffic` sees every line both ways ("send"/"recv"), for a protocol inspector;
-        `explain_eof` says why the peer went away (e.g. its exit status), for the requests
+        `tap` gets the same lines in bulk (a read's worth at a time), for consumers that must
+        cost next to nothing per line (the live protocol check); `explain_eof` says why the
+        peer went away (e.g. its exit status), for the requests
         still waiting on it."""
         self._explain_eof = explain_eof
         self._decode_typed, self._typed_handlers = _typed_decoder(typed_notifications or {})
@@ -156,6 +159,7 @@ class Connection:
         self._transcript = transcript
         self._on_problem = on_problem
         self._on_traffic = on_traffic
+        self._tap = tap
         self._next_id = 0
         self._pending: dict[RequestId, tuple[asyncio.Future[msgspec.Raw], str]] = {}
         self._withdrawn: dict[RequestId, str] = {}
@@ -232,6 +236,8 @@ class Connection:
             self._transcript.flush()
         if self._on_traffic is not None:
             self._on_traffic("send", line)
+        if self._tap is not None:
+            self._tap("send", [line])
         try:
             await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:
@@ -272,11 +278,16 @@ class Connection:
                 last = lines.pop()
                 if last:
                     partial, partial_size = [last], len(last)
+                if self._tap is not None:
+                    self._tap("recv", lines)
                 self._receive_lines(lines)
                 if self._transcript is not None:
                     self._transcript.flush()
             if partial:
-                self._receive_line(b"".join(partial))
+                line = b"".join(partial)
+                if self._tap is not None:
+                    self._tap("recv", [line])
+                self._receive_line(line)
         finally:
             reason = ConnectionClosed()
             if self._explain_eof is not None:

@@ -9,7 +9,9 @@ machine slows them alike:
 - acp-tui:    the real path: `Connection` framing + envelope decode, `AgentClient` routing,
               `decode_session_notification`, and the reducer applying each update;
 - python SDK: the official SDK's way: `json.loads` per line and the pydantic
-              `SessionNotification` model (decode only: the SDK has no reducer).
+              `SessionNotification` model (decode only: the SDK has no reducer);
+- acp-tui + live check: the real path with every line also handed to the live protocol check
+              (`acp_tui.check.live`), as the TUI does; its cost must stay under 10%.
 
 Prints the medians (updates/s) and the ratios. Targets: acp-tui >= 200k updates/s,
 >= 4x the SDK, within 4x of the raw pipe.
@@ -33,6 +35,7 @@ from typing import Any
 
 from acp.schema import SessionNotification
 
+from acp_tui.check.live import LiveCheck
 from acp_tui.connection import READ_SIZE, Connection
 from acp_tui.session.controller import AgentClient, ClientOptions, Session
 
@@ -135,14 +138,18 @@ async def raw_pipe(path: Path) -> int:
     return count
 
 
-async def acp_tui_path(path: Path) -> int:
+async def acp_tui_path(path: Path, live_check: LiveCheck | None = None) -> int:
     process = await spawn_writer(path)
     assert process.stdout is not None and process.stdin is not None
 
     async def no_permissions(pending: Any) -> None:
         pending.cancel()
 
-    client = AgentClient([], ClientOptions(cwd=Path.cwd()), decide_permission=no_permissions)
+    client = AgentClient(
+        [],
+        ClientOptions(cwd=Path.cwd()),
+        decide_permission=no_permissions,
+    )
     session = client.sessions[SESSION] = Session(client, SESSION)
     count = 0
 
@@ -152,9 +159,20 @@ async def acp_tui_path(path: Path) -> int:
 
     session.listeners.append(counted)
     typed = client.typed_notifications
-    await Connection(process.stdout, process.stdin, client, typed_notifications=typed).run()
+    tap = live_check.feed if live_check is not None else None
+    await Connection(
+        process.stdout, process.stdin, client, typed_notifications=typed, tap=tap
+    ).run()
     await process.wait()
     return count
+
+
+async def acp_tui_live_check(path: Path) -> int:
+    live_check = LiveCheck(lambda problem: None)
+    try:
+        return await acp_tui_path(path, live_check)
+    finally:
+        await live_check.close()
 
 
 async def sdk_path(path: Path) -> int:
@@ -182,7 +200,12 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=100_000)
     parser.add_argument("--runs", type=int, default=5)
     args = parser.parse_args()
-    readers = {"raw pipe": raw_pipe, "acp-tui": acp_tui_path, "python SDK": sdk_path}
+    readers = {
+        "raw pipe": raw_pipe,
+        "acp-tui": acp_tui_path,
+        "python SDK": sdk_path,
+        "live check": acp_tui_live_check,
+    }
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "stream.jsonl"
         data = realistic_stream(args.lines)
@@ -199,6 +222,8 @@ def main() -> None:
     print(f"acp-tui vs python SDK: {ours / medians['python SDK']:.1f}x faster (target >= 4x)")
     print(f"raw pipe vs acp-tui:   {medians['raw pipe'] / ours:.1f}x (target <= 4x)")
     print(f"acp-tui absolute:      {ours:,.0f} updates/s (target >= 200,000)")
+    cost = 1 - medians["live check"] / ours
+    print(f"live check costs:      {cost:.1%} of the protocol path (target < 10%)")
     sys.exit(0)
 
 

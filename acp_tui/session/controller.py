@@ -445,6 +445,7 @@ class AgentClient:
         services_factory: Callable[[Session], ClientServices] | None = build_services,
         on_problem: Callable[[str], None] | None = None,
         on_traffic: Callable[[str, bytes], None] | None = None,
+        on_wire: Callable[[str, list[bytes]], None] | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
     ) -> None:
         self.argv = argv
@@ -464,6 +465,8 @@ class AgentClient:
         self._services_factory = services_factory
         self._on_problem = on_problem
         self._on_traffic = on_traffic
+        self._on_wire = on_wire
+        """The wire in bulk (see `Connection`'s `tap`): the live protocol check."""
         self._on_stderr = on_stderr
         self._transcript: Transcript | None = None
         self._reader: asyncio.Task[None] | None = None
@@ -526,6 +529,7 @@ class AgentClient:
             transcript=self._transcript,
             on_problem=self._problem,
             on_traffic=self._on_traffic,
+            tap=self._on_wire,
             typed_notifications=self.typed_notifications,
             explain_eof=self._explain_exit,
         )

@@ -22,6 +22,7 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from acp_tui.auth import AuthChoice, AuthFailed, AuthRequired, run_in_terminal
+from acp_tui.check.live import LiveCheck
 from acp_tui.config import AgentPolicy, Startup, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
@@ -188,6 +189,9 @@ class AcpApp(App[int]):
         chat = conversation.chat
         assert chat is not None
         self.policy = self._load_policy()
+        if conversation.live_check is None:
+            conversation.live_check = LiveCheck(partial(self._violation, chat))
+        live_check = conversation.live_check
         client = conversation.client = AgentClient(
             self.argv,
             self.options,
@@ -197,6 +201,7 @@ class AcpApp(App[int]):
             on_traffic=lambda direction, line: self._inspect(
                 chat, direction, line.decode("utf-8", errors="replace")
             ),
+            on_wire=live_check.feed,
             on_stderr=lambda chunk: self._inspect(
                 chat, "stderr", chunk.decode("utf-8", errors="replace")
             ),
@@ -398,6 +403,8 @@ class AcpApp(App[int]):
         if client is not None:
             with contextlib.suppress(Exception):
                 await asyncio.wait_for(client.close(), 10.0)
+        if conversation.live_check is not None:
+            await conversation.live_check.close()
 
     def refresh_session_bars(self) -> None:
         """Every conversation's session bar lists them all with their state."""
@@ -488,6 +495,12 @@ class AcpApp(App[int]):
         if isinstance(error, ConnectionClosed | RpcError) and gone:
             return process.exit_description()  # type: ignore[union-attr]
         return message
+
+    def _violation(self, chat: ChatScreen, problem: str) -> None:
+        """The live check found a message that breaks the schema: shown in the inspector and
+        counted in the status line, never in the conversation itself."""
+        with contextlib.suppress(Exception):
+            chat.protocol_violation(problem)
 
     def _inspect(self, chat: ChatScreen, kind: str, text: str) -> None:
         with contextlib.suppress(Exception):

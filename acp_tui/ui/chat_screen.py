@@ -334,6 +334,10 @@ class ChatScreen(Screen[None]):
                 self._load_files()
             menu.show([Completion(path) for path in rank(self.files, query.query)], "@")
 
+    def protocol_violation(self, problem: str) -> None:
+        self.query_one(Inspector).add("violation", problem)
+        self.query_one(UsageBar).violations += 1
+
     @work(thread=True, exclusive=True, group="files")
     def _load_files(self) -> None:
         files = workspace_files(self.workspace)

@@ -10,6 +10,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from acp_tui.check.live import LiveCheck
     from acp_tui.records import Opened
     from acp_tui.session.controller import AgentClient, Session
     from acp_tui.ui.chat_screen import ChatScreen
@@ -42,6 +43,8 @@ class Conversation:
         self.client: AgentClient | None = None
         self.session: Session | None = None
         self.opened: Opened | None = None
+        self.live_check: LiveCheck | None = None
+        """Checks what the agent sends against the schema (kept across restarts)."""
         self.agent_running = True
         """False once the agent exited or could not start: then it can be restarted."""
         self.agent_unresponsive = False

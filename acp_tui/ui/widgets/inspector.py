@@ -14,7 +14,14 @@ from textual.widgets import Log, Static
 KEEP = 5000
 LINE_LIMIT = 2000
 """Characters shown of one line (a whole file in a diff is one line on the wire)."""
-PREFIXES = {"send": "→ ", "recv": "← ", "stderr": "! ", "problem": "✗ ", "note": "i "}
+PREFIXES = {
+    "send": "→ ",
+    "recv": "← ",
+    "stderr": "! ",
+    "problem": "✗ ",
+    "note": "i ",
+    "violation": "⚠ ",
+}
 
 
 def describe(kind: str, text: str) -> str:
@@ -87,7 +94,7 @@ class Inspector(Vertical):
         super().__init__(id=id)
         self._lines: deque[tuple[str, str]] = deque(maxlen=KEEP)
         """(kind, raw text): described only when shown, so a hidden inspector costs nothing."""
-        self._counts = {"send": 0, "recv": 0, "stderr": 0, "problem": 0}
+        self._counts = {"send": 0, "recv": 0, "stderr": 0, "problem": 0, "violation": 0}
 
     def compose(self) -> ComposeResult:
         yield Static("Protocol inspector", classes="inspector--title")
@@ -107,7 +114,8 @@ class Inspector(Vertical):
         self._title()
 
     def add(self, kind: str, text: str) -> None:
-        """Record one line: `send`, `recv`, `stderr`, `problem` or `note`."""
+        """Record one line: `send`, `recv`, `stderr`, `problem`, `note` or `violation` (a
+        message of the agent's that breaks the schema, right after that message)."""
         self._counts[kind] = self._counts.get(kind, 0) + 1
         # stderr comes in arbitrary chunks: keep it a line at a time.
         entries = (
@@ -123,4 +131,5 @@ class Inspector(Vertical):
         self.query_one(".inspector--title", Static).update(
             f"Protocol inspector   → {counts['send']} sent   ← {counts['recv']} received"
             f"   ! {counts['stderr']} stderr   ✗ {counts['problem']} problems"
+            + (f"   ⚠ {counts['violation']} violations" if counts["violation"] else "")
         )

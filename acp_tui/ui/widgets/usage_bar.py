@@ -39,6 +39,8 @@ class UsageBar(Static):
     """The session's cost so far, formatted with its currency, when the agent sends it."""
     settings: reactive[str] = reactive("")
     """The current mode and model, e.g. `mode Ask · model Demo Fast`."""
+    violations: reactive[int] = reactive(0)
+    """Messages of the agent's that broke the protocol's schema (the live check)."""
 
     def watch_used(self) -> None:
         self._redraw()
@@ -50,6 +52,9 @@ class UsageBar(Static):
         self._redraw()
 
     def watch_settings(self) -> None:
+        self._redraw()
+
+    def watch_violations(self) -> None:
         self._redraw()
 
     def _redraw(self) -> None:
@@ -78,4 +83,8 @@ class UsageBar(Static):
             parts.append(Content(self.cost))
         if self.settings:
             parts.append(Content(self.settings))
+        if self.violations:
+            plural = "s" if self.violations > 1 else ""
+            text = f"⚠ {self.violations} protocol violation{plural} (F12)"
+            parts.append(Content.styled(text, "$text-warning"))
         self.update(Content("  ·  ").join(parts))

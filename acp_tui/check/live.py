@@ -1,0 +1,110 @@
+"""The live protocol check: every message an agent sends, checked against the schema of the
+version it negotiated, while the conversation goes on.
+
+Checking costs far more than reading (a JSON Schema walk against a few µs of msgspec), so it
+happens in another process, `python -m acp_tui.check.validator`, and the conversation's event
+loop only hands lines over: `feed` takes them a read at a time (`Connection`'s `tap`) and
+appends them to a batch, written to the validator's stdin every `FLUSH_SECONDS`. The validator
+reports each violation as a JSON line, which `on_violation` hears. Nothing it finds changes
+what the user sees of the conversation. When the validator falls `MAX_BACKLOG` bytes behind (a
+flood of updates), further lines are counted as unchecked rather than queued without bound.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sys
+from collections.abc import Callable
+
+FLUSH_SECONDS = 0.05
+MAX_BACKLOG = 16 << 20
+"""Bytes handed to the validator and not yet taken by it, beyond which lines go unchecked."""
+_TAGS = {"send": b"S ", "recv": b"R "}
+
+
+class LiveCheck:
+    def __init__(self, on_violation: Callable[[str], None]) -> None:
+        self.on_violation = on_violation
+        self.violations = 0
+        self.unchecked = 0
+        self._batch: list[bytes] = []
+        self._batch_bytes = 0
+        self._process: asyncio.subprocess.Process | None = None
+        self._starting: asyncio.Task[None] | None = None
+        self._flush: asyncio.TimerHandle | None = None
+        self._reader: asyncio.Task[None] | None = None
+        self._closed = False
+
+    def feed(self, direction: str, lines: list[bytes]) -> None:
+        """Hand over wire lines ("send" or "recv"), without their newlines."""
+        tag = _TAGS.get(direction)
+        if tag is None or self._closed:
+            return
+        if self._batch_bytes > MAX_BACKLOG:
+            self.unchecked += len(lines)
+            return
+        self._batch.append(tag + (b"\n" + tag).join(lines) + b"\n")
+        self._batch_bytes += sum(map(len, lines))
+        if self._flush is None:
+            loop = asyncio.get_running_loop()
+            self._flush = loop.call_later(FLUSH_SECONDS, self._write)
+            if self._starting is None:
+                self._starting = loop.create_task(self._start())
+
+    async def close(self) -> None:
+        self._closed = True
+        if self._flush is not None:
+            self._flush.cancel()
+        process = self._process
+        if process is not None and process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()
+            await process.wait()
+        if self._reader is not None:
+            self._reader.cancel()
+
+    async def _start(self) -> None:
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "acp_tui.check.validator",
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+        except OSError as error:
+            self._closed = True
+            self.on_violation(f"the live protocol check could not start: {error}")
+            return
+        self._reader = asyncio.get_running_loop().create_task(self._read())
+
+    def _write(self) -> None:
+        self._flush = None
+        process = self._process
+        if process is None or process.stdin is None:
+            if not self._closed:  # still starting: try again shortly
+                self._flush = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._write)
+            return
+        data = b"".join(self._batch)
+        self._batch.clear()
+        transport = process.stdin.transport
+        try:
+            process.stdin.write(data)
+        except (ConnectionError, RuntimeError):
+            self._closed = True
+            return
+        # What the validator has not taken yet still counts against the backlog.
+        self._batch_bytes = transport.get_write_buffer_size()
+
+    async def _read(self) -> None:
+        assert self._process is not None and self._process.stdout is not None
+        while line := await self._process.stdout.readline():
+            try:
+                problem = json.loads(line)["problem"]
+            except (ValueError, KeyError, TypeError):
+                continue
+            self.violations += 1
+            self.on_violation(str(problem))

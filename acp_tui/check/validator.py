@@ -1,0 +1,87 @@
+"""The live protocol check's worker process (see `acp_tui.check.live`).
+
+Reads the wire a line at a time from stdin, each line tagged `S ` (acp-tui sent it) or `R `
+(the agent sent it). It learns the version from the `initialize` exchange, pairs the agent's
+responses with our requests, checks every message of the agent's against that version's
+schema, and writes one JSON line per violation: `{"problem": "…"}`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from typing import Any
+
+from acp_tui.protocol.schema_check import SchemaViolation, snippet, validate_message
+
+
+class Validator:
+    def __init__(self) -> None:
+        self.version: int | None = None
+        self.offered: int | None = None
+        self.requests: dict[str, str] = {}
+        """Our requests awaiting the agent's answer: method by id."""
+
+    def take(self, tag: bytes, line: bytes) -> list[str]:
+        """The problems with one wire line (none for ours, or for a line that is not JSON:
+        the connection reports those itself)."""
+        try:
+            message = json.loads(line)
+        except ValueError:
+            return []
+        if tag == b"S":
+            self._ours(message)
+            return []
+        items = message if isinstance(message, list) else [message]
+        return [problem for item in items if (problem := self._theirs(item))]
+
+    def _ours(self, message: Any) -> None:
+        if isinstance(message, dict) and "method" in message and "id" in message:
+            self.requests[json.dumps(message["id"])] = message["method"]
+            if message["method"] == "initialize":
+                offered = (message.get("params") or {}).get("protocolVersion")
+                self.offered = offered if offered in (1, 2) else None
+
+    def _theirs(self, item: Any) -> str | None:
+        method = None
+        if isinstance(item, dict) and "method" not in item and "id" in item:
+            method = self.requests.pop(json.dumps(item["id"]), None)
+            if method is None:
+                return None  # not an answer to us: the connection says so already
+            if method == "initialize" and isinstance(item.get("result"), dict):
+                answered = item["result"].get("protocolVersion")
+                self.version = answered if answered in (1, 2) else None
+        version = self.version or self.offered
+        if version is None:
+            return None
+        try:
+            validate_message(item, version=version, sender="agent", request_method=method)
+        except SchemaViolation as violation:
+            return f"{violation.heading}: {violation.summary}  in {snippet(item)}"
+        return None
+
+
+DUTY = 0.5
+"""The share of one core this process takes at most: under a flood of updates it rests as
+long as it worked, so that on a small machine it never slows the conversation itself (it
+falls behind instead, and acp-tui counts what it could not check)."""
+
+
+def main() -> None:
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(19)
+    validator = Validator()
+    out = sys.stdout
+    for raw in sys.stdin.buffer:
+        started = time.perf_counter()
+        for problem in validator.take(raw[:1], raw[2:]):
+            out.write(json.dumps({"problem": problem}) + "\n")
+            out.flush()
+        time.sleep((time.perf_counter() - started) * (1 - DUTY) / DUTY)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,77 @@
+"""The live protocol check: the agent's messages checked against the negotiated version's
+schema in a worker process; a violation shows in the inspector and the status line, and the
+conversation is shown as if nothing happened."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from acp_tui.check.validator import Validator
+from acp_tui.ui.pilot import send, wait_idle, wait_until
+from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.usage_bar import UsageBar
+from tests.agents.hostile import HERE
+from tests.support.ui import message_texts, started_app
+
+Run = Callable[..., Any]
+
+
+def wire(tag: bytes, message: dict[str, Any]) -> tuple[bytes, bytes]:
+    return tag, json.dumps({"jsonrpc": "2.0", **message}).encode()
+
+
+def test_the_validator_learns_the_version_and_pairs_answers() -> None:
+    validator = Validator()
+    offer = {"id": 0, "method": "initialize", "params": {"protocolVersion": 2}}
+    assert validator.take(*wire(b"S", offer)) == []
+    # A v1-shaped answer to a v2 offer, claiming v1: checked as v1, and fine.
+    answer = {"id": 0, "result": {"protocolVersion": 1, "agentCapabilities": {}}}
+    assert validator.take(*wire(b"R", answer)) == []
+    assert validator.version == 1
+    good = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": "hi"}}
+    update = {"method": "session/update", "params": {"sessionId": "s", "update": good}}
+    assert validator.take(*wire(b"R", update)) == []
+    bad = {**update, "params": {"sessionId": "s", "update": {**good, "content": 7}}}
+    [problem] = validator.take(*wire(b"R", bad))
+    assert problem.startswith("ACP v1 agent session/update: $.params.update.content")
+    # Our own lines and lines that are not JSON are never the agent's violations.
+    assert validator.take(b"R", b"not json") == []
+    assert validator.take(*wire(b"R", {"id": 99, "result": {}})) == []  # answers nothing of ours
+
+
+@pytest.fixture
+def run(tmp_path: Path) -> Run:
+    return functools.partial(started_app, tmp_path)
+
+
+async def test_a_violation_is_shown_in_the_inspector_and_counted(run: Run) -> None:
+    argv = [sys.executable, str(HERE / "flawed.py"), "bad-update"]
+    async with run(argv=argv) as (app, pilot):
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        usage = app.chat.query_one(UsageBar)
+        await wait_until(pilot, lambda: usage.violations > 0, timeout=30)
+        assert usage.violations == 1
+        assert "⚠ 1 protocol violation (F12)" in str(usage.render())
+        inspector = app.chat.query_one(Inspector)
+        [(_, text)] = [entry for entry in inspector._lines if entry[0] == "violation"]
+        assert text.startswith("ACP v1 agent session/update: $.params.update.status")
+        # The conversation is shown as the agent sent it.
+        assert message_texts(app)[-1] == "Hello"
+
+
+async def test_a_well_behaved_agent_shows_no_violation(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "tools")
+        await wait_idle(app, pilot)
+        await pilot.pause(0.5)
+        assert app.chat.query_one(UsageBar).violations == 0
+        live = app.conversation.live_check
+        assert live is not None and live._process is not None  # it did check
