@@ -176,6 +176,18 @@ class Context:
         return node is not None and node is not False
 
 
+def why(error: BaseException) -> str:
+    """A failed request in a few words."""
+    if isinstance(error, RpcError):
+        data = error.data
+        details = data.get("details") if isinstance(data, dict) else data
+        said = f": {details}" if isinstance(details, str) and details else ""
+        return f"{error.message} ({error.code}){said}"
+    if isinstance(error, TimeoutError):
+        return f"no answer within {CALL_TIMEOUT:g} s"
+    return repr(error)
+
+
 # -- initialize --------------------------------------------------------------------------------
 
 
@@ -254,7 +266,7 @@ async def check_session(ctx: Context) -> None:
                 "initialize", initialize_params(ctx.version), CALL_TIMEOUT
             )
         except (RpcError, TimeoutError) as error:
-            ctx.add("session: initialize", "skipped", detail=f"initialize failed: {error!r}")
+            ctx.add("session: initialize", "skipped", detail=f"initialize failed: {why(error)}")
             return
         if answered_version(result) != ctx.version:
             detail = f"the agent does not speak ACP v{ctx.version}"
@@ -271,9 +283,8 @@ async def check_session(ctx: Context) -> None:
             try:
                 await probe.request(method, {"methodId": ctx.auth}, CALL_TIMEOUT)
             except (RpcError, TimeoutError) as error:
-                ctx.add(
-                    "authenticate", "skipped", detail=f"sign-in with {ctx.auth} failed: {error!r}"
-                )
+                detail = f"sign-in with {ctx.auth} failed: {why(error)}"
+                ctx.add("authenticate", "skipped", detail=detail)
         for step in _SESSION_STEPS:
             await step(ctx, probe)
         check_schema(ctx, probe)
@@ -352,7 +363,7 @@ async def _round_trip(
     try:
         await probe.request(method, params, CALL_TIMEOUT)
     except (RpcError, TimeoutError) as error:
-        ctx.fail(case, R_ADVERTISED, f"{what}: {error!r}")
+        ctx.fail(case, R_ADVERTISED, f"{what}: {why(error)}")
         return
     broken = probe.violations[mark:]
     if broken:
@@ -535,7 +546,7 @@ async def session_list(ctx: Context, probe: Probe) -> None:
     try:
         result, _ = await probe.request("session/list", {"cwd": str(ctx.workspace)}, CALL_TIMEOUT)
     except (RpcError, TimeoutError) as error:
-        ctx.fail(case, R_ADVERTISED, repr(error))
+        ctx.fail(case, R_ADVERTISED, why(error))
         return
     ids = [s.get("sessionId") for s in (result or {}).get("sessions") or [] if isinstance(s, dict)]
     if ctx.session_id is not None and ctx.session_id not in ids:
@@ -557,7 +568,7 @@ async def session_load(ctx: Context, probe: Probe) -> None:
     try:
         await probe.request("session/load", params, CALL_TIMEOUT)
     except (RpcError, TimeoutError) as error:
-        ctx.fail(case, R_ADVERTISED, repr(error))
+        ctx.fail(case, R_ADVERTISED, why(error))
         return
     replayed = _agent_text(probe.updates(ctx.session_id, mark))
     if ctx.turn_text and ctx.turn_text.strip() not in replayed:
