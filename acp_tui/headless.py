@@ -20,6 +20,7 @@ from typing import Any, TextIO
 import msgspec
 
 from acp_tui.auth import AuthFailed, AuthRequired, run_in_terminal
+from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.content import block_text, text_block
@@ -76,6 +77,8 @@ class HeadlessOptions:
     """Continue a session: its id (or a prefix), "" for the most recent one; None: a new one."""
     record: bool = True
     """Keep a local record of the conversation (see `acp_tui.records`)."""
+    checkpoints: bool = True
+    """Checkpoint the workspace around each turn (see `acp_tui.checkpoints`)."""
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
 
@@ -232,6 +235,12 @@ class HeadlessRun:
             self.policy = AgentPolicy(mode, agent_rules=self.agent.rules)  # type: ignore[arg-type]
         self.refuse = PermissionPolicy("reject", path=self.policy.path)
         self.workspace = client_options.cwd
+        self.checkpoints = Checkpointer(
+            client_options.cwd,
+            enabled=options.checkpoints,
+            ignore=[client_options.transcript],
+            on_warning=self._warn,
+        )
         out = Output(options.out, self._output_closed)
         self.json = JsonPrinter(out) if options.output_format == "jsonl" else None
         self.text = TextPrinter(out) if self.json is None else None
@@ -291,7 +300,7 @@ class HeadlessRun:
         session = await self._open()
         for prompt in self.options.prompts:
             try:
-                stop_reason = await session.prompt([text_block(prompt)])
+                stop_reason = await self._turn(session, prompt)
             except ConnectionClosed as error:
                 raise Failure(error.message) from error
             except RpcError as error:
@@ -306,6 +315,22 @@ class HeadlessRun:
             if status != EXIT_OK:
                 raise Failure(f"the turn stopped: {stop_reason or 'no stop reason'}", status)
         return EXIT_OK
+
+    async def _turn(self, session: Session, prompt: str) -> str | None:
+        """One prompt turn, with a checkpoint of the workspace before and after it."""
+        await self.checkpoints.before_turn(session, prompt)
+        try:
+            return await session.prompt([text_block(prompt)])
+        finally:
+            # Not while being cancelled (a second Ctrl+C): that stops at once.
+            task = asyncio.current_task()
+            if task is None or not task.cancelling():
+                changes = await self.checkpoints.after_turn(session)
+                if changes is not None and changes.files and self.text is not None:
+                    self._warn(
+                        f"turn {changes.turn}: {changes.summary()} "
+                        f"(acp-tui changes {session.id} --turn {changes.turn})"
+                    )
 
     async def _open(self) -> Session:
         options, client, agent = self.options, self.client, self.agent

@@ -23,6 +23,7 @@ from textual.screen import Screen
 
 from acp_tui.auth import AuthChoice, AuthFailed, AuthRequired, run_in_terminal
 from acp_tui.check.live import LiveCheck
+from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentPolicy, Startup, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
@@ -99,6 +100,7 @@ class AcpApp(App[int]):
         history_dir: Path | None = None,
         config_dir: Path | None = None,
         startup: Startup | None = None,
+        checkpoints: bool = True,
     ) -> None:
         super().__init__()
         self.startup = startup
@@ -109,6 +111,15 @@ class AcpApp(App[int]):
         self.options = options
         self.permission = permission
         self.history = PromptHistory(history_path(options.cwd, history_dir))
+        self.checkpoints = Checkpointer(
+            options.cwd,
+            enabled=checkpoints,
+            ignore=[options.transcript],
+            on_warning=lambda message: self.notify(
+                message, title="Checkpoints", severity="warning", timeout=8
+            ),
+        )
+        """The workspace's checkpoints, taken around every turn of every conversation."""
         self._config_dir = config_dir
         self.policy = PermissionPolicy(permission)  # type: ignore[arg-type]
         self._shutting_down = False
@@ -171,6 +182,7 @@ class AcpApp(App[int]):
         self._pace_collector()
         self.start_agent(self.conversation)
         self._warm_up()
+        self.run_worker(self.checkpoints.warm_up(), group="checkpoints", exit_on_error=False)
 
     @work(thread=True, exit_on_error=False)
     def _warm_up(self) -> None:
@@ -780,8 +792,11 @@ def run_tui(
     *,
     permission: str = "ask",
     startup: Startup | None = None,
+    checkpoints: bool = True,
 ) -> int:
     """Run the TUI on `command` until the user quits; the exit status."""
-    app = _TerminalApp(command, client_options, permission=permission, startup=startup)
+    app = _TerminalApp(
+        command, client_options, permission=permission, startup=startup, checkpoints=checkpoints
+    )
     result = app.run()
     return result if isinstance(result, int) else 0

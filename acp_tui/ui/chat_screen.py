@@ -30,6 +30,7 @@ from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
@@ -64,6 +65,7 @@ class ChatScreen(Screen[None]):
         Binding("ctrl+end", "follow", "Follow", show=False),
         Binding("alt+up,ctrl+up", "browse", "Blocks", show=False),
         Binding("f2", "settings", "Mode/model"),
+        Binding("f3", "changes", "Changes", show=False),
         Binding("shift+tab", "cycle_mode", "Next mode", show=False),
         Binding("ctrl+f", "search", "Search"),
         Binding("f12", "toggle_inspector", "Inspector"),
@@ -260,14 +262,18 @@ class ChatScreen(Screen[None]):
         embed = session.client.info.supports("embedded_context")
         blocks = prompt_blocks(text, self.workspace, embed=embed)
         stop_reason: str | None = None
-        # `prompt` marks the session busy before its first await: show it once it has.
-        self.call_later(self._sync_busy)
+        checkpoints = self.app.checkpoints
         try:
-            stop_reason = await session.prompt(blocks)
-        except ConnectionClosed:
-            pass  # the agent is gone; the controller has said so in the transcript
-        except RpcError as error:
-            session.notice("error", "The agent failed the prompt", error.message)
+            await checkpoints.before_turn(session, text)
+            # `prompt` marks the session busy before its first await: show it once it has.
+            self.call_later(self._sync_busy)
+            try:
+                stop_reason = await session.prompt(blocks)
+            except ConnectionClosed:
+                pass  # the agent is gone; the controller has said so in the transcript
+            except RpcError as error:
+                session.notice("error", "The agent failed the prompt", error.message)
+            await checkpoints.after_turn(session)
         finally:
             self._sending = False
         transcript = self.query_one(Transcript)
@@ -482,6 +488,17 @@ class ChatScreen(Screen[None]):
 
     def action_search(self) -> None:
         self.app.action_search()
+
+    def action_changes(self, turn: int | None = None) -> None:
+        """The changes view: what each turn changed in the workspace, and undo."""
+        from acp_tui.ui.screens.changes import ChangesScreen
+
+        if self.session is not None:
+            self.app.push_screen(ChangesScreen(self.app.checkpoints, self.session, turn))
+
+    @on(NoticeLine.ChangesWanted)
+    def _changes_wanted(self, event: NoticeLine.ChangesWanted) -> None:
+        self.action_changes(event.turn)
 
     @on(Transcript.FollowChanged)
     def _follow_changed(self, event: Transcript.FollowChanged) -> None:

@@ -87,9 +87,27 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
     yield SystemCommand(
         "Copy the last answer", "To the clipboard (OSC 52)", partial(copy_last_answer, app)
     )
+    yield SystemCommand(
+        "Changes", "What each turn changed in the workspace; undo it (F3)", chat.action_changes
+    )
+    yield SystemCommand(
+        "Undo the last rewind",
+        "Put back the files the last rewind replaced",
+        partial(_undo_rewind, app),
+    )
     yield SystemCommand("Keys", "Every key acp-tui knows (F1)", app.action_help)
     if app.session is not None:
         yield from setting_commands(app, app.session)
+
+
+def _undo_rewind(app: AcpApp) -> None:
+    from acp_tui.ui.screens.changes import undo_last_rewind
+
+    session = app.session
+    if session is not None:
+        app.run_worker(
+            undo_last_rewind(app, app.checkpoints, session), group="rewind", exit_on_error=False
+        )
 
 
 def setting_commands(app: AcpApp, session: Session) -> Iterator[SystemCommand]:

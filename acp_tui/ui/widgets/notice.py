@@ -6,9 +6,11 @@ from typing import Any
 
 from textual.app import ComposeResult
 from textual.content import Content
+from textual.message import Message
 from textual.widgets import Static
 
 from acp_tui.session.state import Notice
+from acp_tui.ui.render.changes import changes_content
 from acp_tui.ui.widgets.block import Block
 
 SEVERITY_MARKS = {
@@ -19,6 +21,7 @@ SEVERITY_MARKS = {
     "write": ("✎", "$text-success"),
     "auto": ("↳", "$foreground-muted"),
     "answer": ("?", "$text-accent"),
+    "rewind": ("↶", "$text-accent"),
 }
 DETAIL_LINES = 3
 """Lines of detail shown until the notice is expanded."""
@@ -46,6 +49,13 @@ class NoticeLine(Block):
 
     item: Notice
 
+    class ChangesWanted(Message):
+        """Enter on a turn's `3 files changed` line: show that turn in the changes view."""
+
+        def __init__(self, turn: int) -> None:
+            super().__init__()
+            self.turn = turn
+
     def compose(self) -> ComposeResult:
         yield Static()
 
@@ -55,6 +65,8 @@ class NoticeLine(Block):
         self.sync()
 
     def can_expand(self) -> bool:
+        if self.item.severity == "changes":
+            return True  # Enter opens the changes view
         if self.item.severity == "write":
             return bool(self.item.detail)
         return (
@@ -66,10 +78,25 @@ class NoticeLine(Block):
         super().watch_expanded(expanded)
         self.sync()
 
+    def action_toggle(self) -> None:
+        if self.item.severity == "changes":
+            self.post_message(self.ChangesWanted(self.item.turn))
+        else:
+            super().action_toggle()
+
+    def on_click(self) -> None:
+        if self.item.severity == "changes":
+            self.post_message(self.ChangesWanted(self.item.turn))
+        else:
+            super().on_click()
+
     def sync(self, delta: Any = None) -> None:
         if not self._ready:
             return
         notice = self.item
+        if notice.severity == "changes":
+            self.query_one(Static).update(changes_content(notice, self.expanded))
+            return
         mark, style = SEVERITY_MARKS.get(notice.severity, ("•", "$foreground-muted"))
         parts: list[Content] = [Content.assemble((f"{mark} ", f"bold {style}"), notice.title)]
         detail = (notice.detail or "").rstrip()

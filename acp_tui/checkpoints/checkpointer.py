@@ -1,0 +1,155 @@
+"""Checkpoints around each turn, for the front ends (the TUI and headless mode).
+
+Before a prompt is sent the workspace is checkpointed, and again when the turn ends; then a
+`changes` notice is added under the turn: `3 files changed +40 -12`, one line per file. Git
+runs in a worker thread, never on the event loop. Without git (or when the shadow repository
+cannot be made) checkpoints are off, said once, and everything else goes on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from acp_tui.checkpoints.git import GitFailed, GitMissing
+from acp_tui.checkpoints.store import CheckpointError, CheckpointStore
+from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges
+
+if TYPE_CHECKING:
+    from acp_tui.session.controller import Session
+
+T = TypeVar("T")
+FAILURES = (CheckpointError, GitFailed, OSError)
+CHANGES = "changes"
+"""The severity of the notice that sums up a turn's changes."""
+
+
+class Checkpointer:
+    """Takes the checkpoints of every session in one workspace."""
+
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        root: Path | None = None,
+        enabled: bool = True,
+        ignore: Sequence[Path | None] = (),
+        on_warning: Callable[[str], None] | None = None,
+    ) -> None:
+        self.workspace = workspace
+        self.root = root
+        self.ignore = [path for path in ignore if path is not None]
+        """acp-tui's own files in the workspace, left out (a `--transcript`)."""
+        self.unavailable: str | None = None if enabled else "checkpoints are turned off"
+        """Why there are no checkpoints (None: there are)."""
+        self._warn = on_warning or (lambda _message: None)
+        self._warnings: list[str] = []
+        """Said from a worker thread; passed on from the event loop."""
+        self._store: CheckpointStore | None = None
+        self._open_lock = threading.Lock()
+        self._running: dict[str, int] = {}
+        """Session id -> the turn whose checkpoint before it was taken, until it ends."""
+
+    def store(self) -> CheckpointStore | None:
+        """The workspace's store, opened on first use (blocks: call it from a thread)."""
+        with self._open_lock:
+            if self._store is None and self.unavailable is None:
+                try:
+                    self._store = CheckpointStore.open(
+                        self.workspace, self.root, ignore=self.ignore
+                    )
+                except GitMissing:
+                    self._off(
+                        "Checkpoints are off: git was not found on PATH. Install git to see "
+                        "and undo what each turn changed."
+                    )
+                except CheckpointError as error:
+                    self._off(f"Checkpoints are off: {error}")
+            return self._store
+
+    def _off(self, message: str) -> None:
+        self.unavailable = message
+        self._warnings.append(message)
+
+    async def _in_thread(self, function: Callable[[], T]) -> T:
+        try:
+            return await asyncio.to_thread(function)
+        finally:
+            warnings, self._warnings = self._warnings, []
+            for warning in warnings:
+                self._warn(warning)
+
+    def session(self, session_id: str) -> SessionCheckpoints | None:
+        """The checkpoints of one session (blocks: call it from a thread)."""
+        store = self.store()
+        return SessionCheckpoints(store, session_id) if store is not None else None
+
+    async def warm_up(self) -> None:
+        """Take a first snapshot ahead of the first turn, so that its checkpoint is quick (the
+        first one hashes every file)."""
+
+        def warm() -> None:
+            store = self.store()
+            if store is not None:
+                store.snapshot("acp-tui: warm-up")
+
+        try:
+            await self._in_thread(warm)
+        except FAILURES as error:
+            self._warn(f"Checkpoints: {error}")
+
+    async def before_turn(self, session: Session, prompt: str) -> bool:
+        """The checkpoint before the turn `session` is about to run; False (with a notice in
+        the session) when it could not be taken."""
+        if self.unavailable is not None:
+            return False
+        turn = session.state.turn + 1
+        session_id = session.id
+
+        def take() -> bool:
+            checkpoints = self.session(session_id)
+            if checkpoints is None:
+                return False
+            checkpoints.begin(turn, prompt)
+            return True
+
+        try:
+            taken = await self._in_thread(take)
+        except FAILURES as error:
+            session.notice("warning", "No checkpoint before this turn", str(error))
+            return False
+        if taken:
+            self._running[session_id] = turn
+        return taken
+
+    async def after_turn(self, session: Session) -> TurnChanges | None:
+        """The checkpoint after the turn that just ended, and a notice of what it changed
+        (none when nothing did). None when the turn had no checkpoint before it."""
+        turn = self._running.pop(session.id, None)
+        if turn is None:
+            return None
+        session_id = session.id
+
+        def take() -> TurnChanges | None:
+            checkpoints = self.session(session_id)
+            if checkpoints is None:
+                return None
+            checkpoints.end(turn)
+            checkpoint = checkpoints.turn(turn)
+            return checkpoints.changes(checkpoint) if checkpoint is not None else None
+
+        try:
+            changes = await self._in_thread(take)
+        except FAILURES as error:
+            session.notice("warning", "No checkpoint after this turn", str(error))
+            return None
+        if changes is not None and (changes.files or changes.skipped):
+            session.notice(CHANGES, changes.summary(), "\n".join(changes.lines()))
+        return changes
+
+    async def run(self, function: Callable[[], T]) -> T:
+        """Run a blocking checkpoint function off the event loop."""
+        return await self._in_thread(function)

@@ -1,0 +1,147 @@
+"""Running `git` on the shadow repository, and only there.
+
+Every command gets an environment of its own: `GIT_DIR` (the shadow repository in acp-tui's
+data directory), `GIT_WORK_TREE` (the workspace) and `GIT_INDEX_FILE` (the shadow's private
+index), with every other `GIT_*` variable of the caller dropped, so nothing can point git at
+the user's repository. The user's system and global config are not read either (a filter,
+`core.autocrlf` or an fsmonitor hook there would change what is stored, or run programs);
+only their global ignore file is kept, since it says what they never want copied.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+IDENTITY = {
+    "GIT_AUTHOR_NAME": "acp-tui",
+    "GIT_AUTHOR_EMAIL": "acp-tui@localhost",
+    "GIT_COMMITTER_NAME": "acp-tui",
+    "GIT_COMMITTER_EMAIL": "acp-tui@localhost",
+}
+SETTINGS = (
+    "core.autocrlf=false",
+    "core.safecrlf=false",
+    "core.symlinks=true",
+    "core.fsmonitor=false",
+    "core.quotePath=false",
+    "core.preloadIndex=true",
+    "core.untrackedCache=false",
+    "gc.auto=0",
+    "diff.renames=false",
+    "diff.noprefix=false",
+    "color.ui=false",
+)
+"""Set on every command line, so the shadow behaves the same whatever the user configured."""
+
+
+class GitMissing(Exception):
+    """There is no `git` to run: checkpoints are off."""
+
+
+class GitFailed(Exception):
+    """A git command failed: its command line and what it said."""
+
+    def __init__(self, args: Sequence[str], status: int, stderr: str) -> None:
+        super().__init__(f"git {' '.join(args[:2])} failed ({status}): {stderr.strip()[:500]}")
+        self.status = status
+        self.stderr = stderr
+
+
+def find_git() -> str:
+    """The path of `git` on PATH; `GitMissing` if there is none."""
+    path = shutil.which("git")
+    if path is None:
+        raise GitMissing("git was not found on PATH")
+    return path
+
+
+def user_excludes_file() -> Path | None:
+    """The user's global ignore file (`core.excludesFile`, else git's default place), if it
+    exists: read without the shadow's environment, as the user's own git would find it."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    try:
+        result = subprocess.run(
+            [find_git(), "config", "--global", "--path", "core.excludesFile"],
+            capture_output=True,
+            env=env,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError, GitMissing):
+        return None
+    configured = result.stdout.decode("utf-8", "replace").strip()
+    if configured:
+        path = Path(configured).expanduser()
+    else:
+        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        path = Path(base) / "git" / "ignore"
+    return path if path.is_file() else None
+
+
+class Git:
+    """`git` on one shadow repository and one work tree."""
+
+    def __init__(self, git_dir: Path, work_tree: Path, *, excludes_file: Path | None) -> None:
+        self.executable = find_git()
+        self.git_dir = git_dir
+        self.work_tree = work_tree
+        env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        env.update(IDENTITY)
+        env.update(
+            GIT_DIR=str(git_dir),
+            GIT_WORK_TREE=str(work_tree),
+            GIT_INDEX_FILE=str(git_dir / "index"),
+            GIT_CONFIG_NOSYSTEM="1",
+            GIT_CONFIG_GLOBAL=os.devnull,
+            GIT_TERMINAL_PROMPT="0",
+            GIT_OPTIONAL_LOCKS="0",
+            LC_ALL="C",
+        )
+        self.env: Mapping[str, str] = env
+        settings = list(SETTINGS)
+        if excludes_file is not None:
+            settings.append(f"core.excludesFile={excludes_file}")
+        self._prefix = [self.executable]
+        for setting in settings:
+            self._prefix += ["-c", setting]
+
+    def run(
+        self,
+        *args: str,
+        input: bytes | None = None,
+        check: bool = True,
+        env: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """Run `git ARGS` in the work tree; its stdout. `GitFailed` when it fails (unless
+        `check` is false)."""
+        result = subprocess.run(
+            [*self._prefix, *args],
+            input=input,
+            capture_output=True,
+            cwd=self.work_tree,
+            env={**self.env, **env} if env else self.env,
+            check=False,
+        )
+        if check and result.returncode != 0:
+            raise GitFailed(args, result.returncode, result.stderr.decode("utf-8", "replace"))
+        return result.stdout
+
+    def init(self) -> None:
+        """Create the shadow repository (bare: its work tree is given on each command)."""
+        env = {k: v for k, v in self.env.items() if k not in ("GIT_WORK_TREE", "GIT_DIR")}
+        result = subprocess.run(
+            [*self._prefix, "init", "--quiet", "--bare", str(self.git_dir)],
+            capture_output=True,
+            env=env,
+            check=False,
+        )
+        if result.returncode != 0:
+            stderr = result.stderr.decode("utf-8", "replace")
+            raise GitFailed(("init", "--bare"), result.returncode, stderr)
+
+    def text(self, *args: str, input: bytes | None = None) -> str:
+        return self.run(*args, input=input).decode("utf-8", "surrogateescape").strip()

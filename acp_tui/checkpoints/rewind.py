@@ -1,0 +1,499 @@
+"""Putting files back as a checkpoint holds them: a whole turn, one file, or one hunk.
+
+A rewind is planned first (`plan_rewind`): the workspace is checkpointed as it is now (so the
+rewind itself can be undone), compared with the target, and every file to write or delete is
+listed, each marked when the user changed it after the turn ended (between turns, or since
+the last one): those are the ones to ask about. Applying the plan (`apply_rewind`) writes
+each file atomically, never through a symbolic link: every directory on the way is opened
+without following links, so a link planted in the workspace (by an agent, say) cannot send a
+restored file elsewhere; such a file is reported, not written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import json
+import os
+import stat
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChange, Snapshot
+from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
+
+UNDO_ROOT = "refs/acp-tui/rewinds"
+
+_WALK_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+
+
+@dataclass(slots=True)
+class FileRestore:
+    """One file a rewind puts back: written as the target holds it, or deleted."""
+
+    path: str
+    action: Literal["write", "delete"]
+    mode: str | None = None
+    blob: str | None = None
+    user_changed: bool = False
+    """Changed by the user (or anyone but this session's agent) after the turn ended."""
+
+
+@dataclass(slots=True)
+class RewindPlan:
+    """What a rewind will do; nothing is written until it is applied."""
+
+    target: str
+    """The checkpoint the files go back to."""
+    now: Snapshot
+    """The workspace as it was when the rewind was planned: what undoes it."""
+    files: list[FileRestore]
+    label: str = ""
+    session_id: str = ""
+    turn: int = 0
+
+    @property
+    def conflicts(self) -> list[FileRestore]:
+        return [f for f in self.files if f.user_changed]
+
+
+@dataclass(slots=True)
+class RewindResult:
+    restored: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)
+    """Files left as they were, and why."""
+    undo: str | None = None
+    """The ref of the checkpoint taken before the rewind (rewinding to it undoes this)."""
+
+
+def plan_rewind(
+    checkpoints: SessionCheckpoints, turn: int, paths: Sequence[str] | None = None
+) -> RewindPlan:
+    """Plan putting the workspace (or `paths` only) back as it was before turn `turn`."""
+    turns = checkpoints.turns()
+    target = next((t for t in turns if t.turn == turn), None)
+    if target is None or target.before is None:
+        raise CheckpointError(f"turn {turn} has no checkpoint")
+    later = [t for t in turns if t.turn >= turn]
+    return plan_restore(
+        checkpoints.store,
+        target.before,
+        user_changes=_user_spans(later),
+        paths=paths,
+        label=f"turn {turn}",
+        session_id=checkpoints.session_id,
+        turn=turn,
+    )
+
+
+def _user_spans(turns: list[TurnCheckpoint]) -> list[tuple[str, str | None]]:
+    """The spans in which whoever changed files was not the agent: from the end of each
+    turn to the start of the next one, and from the end of the last one to now (None)."""
+    spans: list[tuple[str, str | None]] = []
+    for index, turn in enumerate(turns):
+        if turn.after is None:
+            continue
+        following = turns[index + 1] if index + 1 < len(turns) else None
+        spans.append((turn.after, following.before if following is not None else None))
+    return spans
+
+
+def plan_restore(
+    store: CheckpointStore,
+    target: str,
+    *,
+    user_changes: Sequence[tuple[str, str | None]] = (),
+    paths: Sequence[str] | None = None,
+    label: str = "",
+    session_id: str = "",
+    turn: int = 0,
+) -> RewindPlan:
+    """Plan putting files back as checkpoint `target` holds them. `user_changes` are spans
+    `(from, to)` (to None: now) whose changes were not the agent's."""
+    now = store.snapshot(f"acp-tui: the workspace before rewinding {label}")
+    wanted = set(paths) if paths is not None else None
+    files: list[FileRestore] = []
+    for change in store.changes(now.commit, target):
+        if wanted is not None and change.path not in wanted:
+            continue
+        if change.status == "deleted":
+            files.append(FileRestore(change.path, "delete"))
+        else:
+            files.append(FileRestore(change.path, "write", change.new_mode, change.new_blob))
+    touched_by_user: set[str] = set()
+    for start, end in user_changes:
+        touched_by_user.update(c.path for c in store.changes(start, end or now.commit))
+    for restore in files:
+        restore.user_changed = restore.path in touched_by_user
+    # A file in the target that the workspace now holds but the checkpoint of now could not
+    # (too large, a link outside): overwriting it could not be undone. Ask about it too.
+    unsaved = {s.path for s in now.skipped}
+    for restore in files:
+        if restore.path in unsaved:
+            restore.user_changed = True
+    return RewindPlan(target, now, files, label, session_id, turn)
+
+
+def _undo_message(plan: RewindPlan) -> str:
+    meta = {
+        "session": plan.session_id,
+        "turn": plan.turn,
+        "moment": "rewind",
+        "label": plan.label,
+        "time": time.time(),
+    }
+    return f"acp-tui checkpoint: before rewinding {plan.label}\n\n{json.dumps(meta)}\n"
+
+
+class Stale(CheckpointError):
+    """The workspace changed between planning a rewind and applying it."""
+
+
+def apply_rewind(
+    store: CheckpointStore, plan: RewindPlan, *, skip_conflicts: bool = False
+) -> RewindResult:
+    """Write and delete what the plan says (the user's changes too, unless
+    `skip_conflicts`). The checkpoints of before and after are kept under
+    `refs/acp-tui/rewinds/<session>/<time>/`: undoing the rewind goes back to the first.
+    `Stale` when the workspace changed since the plan was made (plan again)."""
+    with store.locked():
+        current = store.snapshot(lambda _skipped: _undo_message(plan))
+        if current.tree != plan.now.tree:
+            raise Stale("files changed since the rewind was planned; look at it again")
+        result = RewindResult(undo=_keep_before(store, plan, current))
+        root = str(store.workspace)
+        for restore in plan.files:
+            if skip_conflicts and restore.user_changed:
+                result.failed.append((restore.path, "changed since the turn: left as it is"))
+                continue
+            try:
+                if restore.action == "delete":
+                    _delete(root, restore.path)
+                else:
+                    assert restore.blob is not None and restore.mode is not None
+                    _write(root, restore.path, store.blob(restore.blob), restore.mode)
+            except OSError as error:
+                result.failed.append((restore.path, _reason(error)))
+            else:
+                result.restored.append(restore.path)
+        assert result.undo is not None
+        _keep_after(store, plan, result.undo)
+    return result
+
+
+@dataclass(frozen=True, slots=True)
+class Hunk:
+    """One hunk of a file's diff: lines `[old_start, old_end)` of the old text became lines
+    `[new_start, new_end)` of the new one (three lines of context included, as shown)."""
+
+    old_start: int
+    old_end: int
+    new_start: int
+    new_end: int
+
+
+def hunks(old: str, new: str, context: int = 3) -> list[Hunk]:
+    """The hunks of the diff from `old` to `new`, grouped as the diff view shows them."""
+    old_lines, new_lines = old.splitlines(), new.splitlines()
+    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
+    return [
+        Hunk(group[0][1], group[-1][2], group[0][3], group[-1][4])
+        for group in matcher.get_grouped_opcodes(context)
+    ]
+
+
+def unapply_hunk(current: str, old: str, new: str, hunk: Hunk) -> str | None:
+    """`current` with one hunk of the change from `old` to `new` undone: its new lines (and
+    context) found in `current`, where they were or, failing that, once elsewhere, and put
+    back as they were. None when they are not there any more."""
+    old_lines = old.splitlines(keepends=True)
+    new_lines = new.splitlines(keepends=True)
+    lines = current.splitlines(keepends=True)
+    wanted = new_lines[hunk.new_start : hunk.new_end]
+    size = len(wanted)
+
+    def matches(at: int) -> bool:
+        return [line.rstrip("\r\n") for line in lines[at : at + size]] == [
+            line.rstrip("\r\n") for line in wanted
+        ]
+
+    if 0 <= hunk.new_start <= len(lines) - size and matches(hunk.new_start):
+        at = hunk.new_start
+    else:
+        found = [i for i in range(len(lines) - size + 1) if matches(i)]
+        if len(found) != 1:
+            return None
+        at = found[0]
+    restored = old_lines[hunk.old_start : hunk.old_end]
+    if restored and at + size < len(lines) and not restored[-1].endswith(("\n", "\r")):
+        restored[-1] += "\n"  # the old text ended there; the current one goes on
+    return "".join([*lines[:at], *restored, *lines[at + size :]])
+
+
+def revert_hunk(checkpoints: SessionCheckpoints, turn: int, path: str, index: int) -> RewindResult:
+    """Undo hunk `index` of what turn `turn` did to `path`, in the file as it is now (the
+    rest of the file is left as it is). Undoable like a rewind."""
+    store = checkpoints.store
+    checkpoint = checkpoints.turn(turn)
+    if checkpoint is None or checkpoint.before is None:
+        raise CheckpointError(f"turn {turn} has no checkpoint")
+    after = checkpoint.after or store.snapshot("acp-tui: the workspace now").commit
+    old = _text(store, checkpoint.before, path)
+    new = _text(store, after, path)
+    found = hunks(old, new)
+    if not 0 <= index < len(found):
+        raise CheckpointError(f"{path} has no hunk {index + 1} in turn {turn}")
+    root = str(store.workspace)
+    with store.locked():
+        current = _read(root, path)
+        text = unapply_hunk(current, old, new, found[index])
+        if text is None:
+            raise CheckpointError(
+                f"the lines of this hunk of {path} changed since the turn: "
+                "revert the whole file instead"
+            )
+        now = store.snapshot("acp-tui: before reverting a hunk")
+        plan = RewindPlan(now.commit, now, [], f"a hunk of {path}", checkpoints.session_id, turn)
+        result = RewindResult(undo=_keep_before(store, plan, now))
+        mode = (store.entry(after, path) or ("100644", ""))[0]
+        try:
+            _write(root, path, text.encode("utf-8"), mode)
+        except OSError as error:
+            result.failed.append((path, _reason(error)))
+        else:
+            result.restored.append(path)
+        _keep_after(store, plan, result.undo)
+    return result
+
+
+def _text(store: CheckpointStore, commit: str, path: str) -> str:
+    entry = store.entry(commit, path)
+    if entry is None:
+        return ""
+    data = store.blob(entry[1])
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{path} is not text: revert the whole file instead") from None
+
+
+def _read(root: str, path: str) -> str:
+    fd, name = _open_parent_existing(root, path)
+    try:
+        handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+    except FileNotFoundError:
+        return ""
+    finally:
+        os.close(fd)
+    with open(handle, "rb") as file:
+        data = file.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CheckpointError(f"{path} is not text now: revert the whole file instead") from None
+
+
+def _keep_before(store: CheckpointStore, plan: RewindPlan, now: Snapshot) -> str:
+    undo = f"{UNDO_ROOT}/{session_key(plan.session_id)}/{time.time_ns()}"
+    store.set_refs({f"{undo}/before": now.commit})
+    return undo
+
+
+def _keep_after(store: CheckpointStore, plan: RewindPlan, undo: str) -> None:
+    after = store.snapshot(lambda _skipped: f"acp-tui checkpoint: after rewinding {plan.label}")
+    store.set_refs({f"{undo}/after": after.commit})
+
+
+def revert_file(checkpoints: SessionCheckpoints, turn: int, path: str) -> RewindPlan:
+    """Plan putting one file back as it was before turn `turn`."""
+    return plan_rewind(checkpoints, turn, [path])
+
+
+def rewinds(store: CheckpointStore, session_id: str) -> list[str]:
+    """The rewinds done in a session (their refs), the latest last."""
+    prefix = f"{UNDO_ROOT}/{session_key(session_id)}"
+    found = {name.rsplit("/", 1)[0] for name, _commit, _message in store.refs(prefix)}
+    return sorted(found, key=lambda name: int(name.rsplit("/", 1)[1]))
+
+
+def undo_plan(store: CheckpointStore, undo: str, session_id: str = "") -> RewindPlan:
+    """Plan undoing a rewind (`undo`, from `RewindResult.undo` or `rewinds`): every file back
+    as it was just before it; what changed since it was done is the user's."""
+    before = store.git.text("rev-parse", "--verify", "--quiet", f"{undo}/before^{{commit}}")
+    after = store.git.text("rev-parse", "--verify", "--quiet", f"{undo}/after^{{commit}}")
+    return plan_restore(
+        store,
+        before,
+        user_changes=[(after, None)] if after else (),
+        label="the rewind",
+        session_id=session_id,
+    )
+
+
+# -- writing without following links ------------------------------------------------------------
+
+
+def _reason(error: OSError) -> str:
+    if isinstance(error, _InTheWay):
+        return str(error)
+    if error.errno is not None and error.strerror:
+        return error.strerror.lower()
+    return str(error)
+
+
+class _InTheWay(OSError):
+    """Something in the workspace stops a file from being restored safely."""
+
+
+def _open_parent(root: str, path: str) -> tuple[int, str]:
+    """The directory holding `path` (made if missing), opened without following a link on
+    the way; and the file's name in it."""
+    *directories, name = path.split("/")
+    if not name or any(part in ("", ".", "..") for part in (*directories, name)):
+        raise _InTheWay(f"not a path in the workspace: {path!r}")
+    fd = os.open(root, _WALK_FLAGS)
+    try:
+        for part in directories:
+            try:
+                child = os.open(part, _WALK_FLAGS, dir_fd=fd)
+            except FileNotFoundError:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                child = os.open(part, _WALK_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if _is_link(part, fd):
+                    raise _InTheWay(
+                        f"{part!r} on the way is a symbolic link: not restored through it"
+                    ) from error
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, name
+
+
+def _is_link(name: str, dir_fd: int) -> bool:
+    try:
+        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
+    except OSError:
+        return False
+
+
+def _write(root: str, path: str, data: bytes, mode: str) -> None:
+    fd, name = _open_parent(root, path)
+    try:
+        try:
+            current = os.lstat(name, dir_fd=fd)
+        except FileNotFoundError:
+            current = None
+        if current is not None and stat.S_ISDIR(current.st_mode):
+            raise _InTheWay("a directory is in the way")
+        temporary = f".{name}.acp-tui-{os.getpid()}-{time.monotonic_ns()}"
+        if mode == "120000":
+            target = os.fsdecode(data)
+            where = os.path.dirname(os.path.join(root, path))
+            resolved = os.path.realpath(os.path.join(where, target))
+            if resolved != root and not resolved.startswith(root + os.sep):
+                raise _InTheWay("a symbolic link to outside the workspace: not restored")
+            os.symlink(target, temporary, dir_fd=fd)
+        else:
+            if current is not None and stat.S_ISREG(current.st_mode):
+                permissions = stat.S_IMODE(current.st_mode)
+            else:
+                umask = os.umask(0)
+                os.umask(umask)
+                permissions = 0o666 & ~umask
+            if mode == "100755":
+                permissions |= (permissions & 0o444) >> 2
+            else:
+                permissions &= ~0o111
+            flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+            out = os.open(temporary, flags, permissions, dir_fd=fd)
+            try:
+                with open(out, "wb", closefd=False) as file:
+                    file.write(data)
+                    file.flush()
+                    os.fsync(out)
+                os.fchmod(out, permissions)
+            except BaseException:
+                os.close(out)
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary, dir_fd=fd)
+                raise
+            os.close(out)
+        try:
+            os.rename(temporary, name, src_dir_fd=fd, dst_dir_fd=fd)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary, dir_fd=fd)
+            raise
+    finally:
+        os.close(fd)
+
+
+def _delete(root: str, path: str) -> None:
+    """Delete the file (a link itself, never what it points to), then the directories the
+    deletion left empty."""
+    try:
+        fd, name = _open_parent_existing(root, path)
+    except FileNotFoundError:
+        return
+    try:
+        current = os.lstat(name, dir_fd=fd)
+        if stat.S_ISDIR(current.st_mode):
+            raise _InTheWay("a directory is in the way")
+        os.unlink(name, dir_fd=fd)
+    except FileNotFoundError:
+        return
+    finally:
+        os.close(fd)
+    parts = path.split("/")[:-1]
+    while parts:
+        try:
+            os.rmdir(os.path.join(root, *parts))
+        except OSError:
+            break
+        parts.pop()
+
+
+def _open_parent_existing(root: str, path: str) -> tuple[int, str]:
+    *directories, name = path.split("/")
+    fd = os.open(root, _WALK_FLAGS)
+    try:
+        for part in directories:
+            try:
+                child = os.open(part, _WALK_FLAGS, dir_fd=fd)
+            except OSError as error:
+                if _is_link(part, fd):
+                    raise _InTheWay(
+                        f"{part!r} on the way is a symbolic link: not deleted through it"
+                    ) from error
+                raise
+            os.close(fd)
+            fd = child
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, name
+
+
+__all__ = [
+    "FileChange",
+    "FileRestore",
+    "Hunk",
+    "RewindPlan",
+    "RewindResult",
+    "Stale",
+    "apply_rewind",
+    "hunks",
+    "plan_restore",
+    "plan_rewind",
+    "revert_file",
+    "revert_hunk",
+    "rewinds",
+    "undo_plan",
+]

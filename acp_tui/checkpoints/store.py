@@ -1,0 +1,447 @@
+"""Snapshots of a workspace's files in a shadow git repository.
+
+`$XDG_DATA_HOME/acp-tui/checkpoints/<name>-<hash>/` is a git directory of acp-tui's own, one per
+workspace, with its own index. A snapshot stores every file of the workspace that git would
+see (tracked or not, `.gitignore`, the user's repository's `info/exclude` and their global
+ignore file respected, `.git` itself left out) as a tree and a commit there; files already
+stored are not stored again, so the repository grows with what changed, not with the number
+of snapshots. The user's repository (its `.git`, index, refs, stashes) is never read by git
+here, let alone written: only its ignore rules are copied.
+
+Not stored, and listed as skipped: files over `MAX_FILE_SIZE`, symbolic links that point
+outside the workspace, repositories nested in it, and anything that is not a file, a
+directory or a link (sockets, FIFOs, devices).
+
+A snapshot is taken in one walk of the workspace: `git ls-files` lists what changed since the
+last one (git's stat cache in the shadow index), only those paths are looked at and hashed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import stat
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from acp_tui.checkpoints.git import Git, GitFailed, user_excludes_file
+from acp_tui.paths import data_dir
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: one process at a time, by the thread lock
+    fcntl = None  # type: ignore[assignment]
+
+MAX_FILE_SIZE = 16 * 1024 * 1024
+"""Files larger than this are not stored (listed as skipped): checkpoints are for source."""
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
+"""`info/attributes` of the shadow: files are stored byte for byte, whatever the workspace's
+`.gitattributes` ask (no line-ending conversion, no clean filters such as LFS)."""
+DEFAULT_EXCLUDES = (
+    "node_modules/",
+    ".venv/",
+    "__pycache__/",
+    "*.pyc",
+    ".mypy_cache/",
+    ".pytest_cache/",
+    ".ruff_cache/",
+    ".DS_Store",
+)
+"""Left out of workspaces that are not in a git repository (which would have said so)."""
+
+ChangeStatus = Literal["added", "modified", "deleted"]
+
+
+class CheckpointError(Exception):
+    """A checkpoint could not be taken or read (the message says why)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A path of the workspace that a snapshot does not hold, and why."""
+
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class Snapshot:
+    """The workspace at one moment: a commit (and its tree) in the shadow repository."""
+
+    commit: str
+    tree: str
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class FileChange:
+    """One file that differs between two snapshots."""
+
+    path: str
+    status: ChangeStatus
+    old_mode: str
+    new_mode: str
+    old_blob: str
+    new_blob: str
+    added: int | None = 0
+    """Lines added; None for a binary file."""
+    removed: int | None = 0
+
+    @property
+    def binary(self) -> bool:
+        return self.added is None
+
+    @property
+    def letter(self) -> str:
+        return {"added": "A", "modified": "M", "deleted": "D"}[self.status]
+
+    @property
+    def old_is_link(self) -> bool:
+        return self.old_mode == "120000"
+
+    @property
+    def new_is_link(self) -> bool:
+        return self.new_mode == "120000"
+
+
+def store_root() -> Path:
+    return data_dir() / "checkpoints"
+
+
+def shadow_name(workspace: Path) -> str:
+    """The shadow repository's directory name for `workspace`: readable, and unique."""
+    digest = hashlib.sha256(os.fsencode(workspace)).hexdigest()[:16]
+    name = re.sub(r"[^A-Za-z0-9._-]", "_", workspace.name)[:40] or "root"
+    return f"{name}-{digest}"
+
+
+class CheckpointStore:
+    """The shadow repository of one workspace. Thread-safe; several acp-tui processes on one
+    workspace take turns (a file lock)."""
+
+    def __init__(self, workspace: Path, git_dir: Path, git: Git, max_size: int) -> None:
+        self.workspace = workspace
+        self.git_dir = git_dir
+        self.git = git
+        self.max_size = max_size
+        self._lock = threading.RLock()
+        self._depth = 0
+
+    @classmethod
+    def open(
+        cls,
+        workspace: Path,
+        root: Path | None = None,
+        *,
+        max_size: int = MAX_FILE_SIZE,
+        create: bool = True,
+        ignore: Sequence[Path] = (),
+    ) -> CheckpointStore:
+        """The store of `workspace` (created on first use, if `create`). `GitMissing` when
+        there is no git; `CheckpointError` when the repository cannot be made (or there is
+        none and `create` is false). `ignore`: more of acp-tui's own files or directories
+        to leave out (a `--transcript` written in the workspace)."""
+        workspace = Path(os.path.realpath(workspace))
+        git_dir = (root or store_root()) / shadow_name(workspace)
+        git = Git(git_dir, workspace, excludes_file=user_excludes_file())
+        exists = (git_dir / "HEAD").is_file()
+        if not exists and not create:
+            raise CheckpointError(f"no checkpoints were taken in {workspace}")
+        try:
+            if not exists:
+                git_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+                git.init()
+                (git_dir / "workspace").write_text(f"{workspace}\n", encoding="utf-8")
+            info = git_dir / "info"
+            info.mkdir(exist_ok=True)
+            (info / "attributes").write_text(ATTRIBUTES, encoding="utf-8")
+            own = [git_dir.parent, data_dir(), *ignore]
+            (info / "exclude").write_text(inherited_excludes(workspace, own), encoding="utf-8")
+        except (OSError, GitFailed) as error:
+            raise CheckpointError(f"cannot keep checkpoints in {git_dir}: {error}") from error
+        return cls(workspace, git_dir, git, max_size)
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """Exclusive use of the shadow repository (its index), in this process and across
+        processes."""
+        with self._lock:
+            self._depth += 1
+            try:
+                if fcntl is None or self._depth > 1:
+                    yield
+                    return
+                with open(self.git_dir / "acp-tui.lock", "a") as lock:
+                    fcntl.flock(lock, fcntl.LOCK_EX)
+                    try:
+                        yield
+                    finally:
+                        fcntl.flock(lock, fcntl.LOCK_UN)
+            finally:
+                self._depth -= 1
+
+    # -- taking snapshots ---------------------------------------------------------------------
+
+    def snapshot(self, message: str | Callable[[list[Skipped]], str] = "snapshot") -> Snapshot:
+        """Store the workspace as it is now; the commit, its tree and what was skipped.
+        `message` is the commit's message, or makes it from what was skipped."""
+        with self.locked():
+            try:
+                skipped = self._stage()
+                tree = self.git.text("write-tree")
+                text = message if isinstance(message, str) else message(skipped)
+                commit = self.git.text("commit-tree", tree, "-m", text)
+            except (OSError, GitFailed) as error:
+                raise CheckpointError(f"cannot take a checkpoint: {error}") from error
+        return Snapshot(commit, tree, skipped)
+
+    def _stage(self) -> list[Skipped]:
+        """Bring the shadow index up to date with the workspace; what was left out."""
+        listed = self.git.run("ls-files", "-z", "-t", "-m", "-d", "-o", "--exclude-standard")
+        paths: dict[str, None] = {}
+        for entry in listed.split(b"\0"):
+            if entry:
+                paths[os.fsdecode(entry[2:])] = None
+        update: list[str] = []
+        drop: list[str] = []
+        skipped: list[Skipped] = []
+        root = str(self.workspace)
+        for path in paths:
+            if path.endswith("/"):
+                skipped.append(Skipped(path.rstrip("/"), "a repository of its own"))
+                continue
+            if "/" in path and _through_link(root, path):
+                drop.append(path)  # its directory is now a link: the file is gone from here
+                continue
+            reason = self._why_not(root, path)
+            if reason is None:
+                update.append(path)
+            else:
+                skipped.append(Skipped(path, reason))
+                drop.append(path)
+        if update:
+            data = b"\0".join(os.fsencode(p) for p in update) + b"\0"
+            self.git.run("update-index", "-z", "--add", "--remove", "--stdin", input=data)
+        if drop:
+            data = b"\0".join(os.fsencode(p) for p in drop) + b"\0"
+            self.git.run("update-index", "-z", "--force-remove", "--stdin", input=data)
+        return skipped
+
+    def _why_not(self, root: str, path: str) -> str | None:
+        """Why `path` is not stored (None: it is, or it is gone and leaves the index)."""
+        full = os.path.join(root, path)
+        try:
+            info = os.lstat(full)
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            return f"unreadable ({error.strerror})"
+        mode = info.st_mode
+        if stat.S_ISLNK(mode):
+            target = os.path.realpath(full)
+            if target != root and not target.startswith(root + os.sep):
+                return "a symbolic link to outside the workspace"
+            return None
+        if stat.S_ISREG(mode):
+            if info.st_size > self.max_size:
+                return f"larger than {self.max_size // (1024 * 1024)} MB ({_size(info.st_size)})"
+            if not os.access(full, os.R_OK):
+                return "unreadable (permission denied)"
+            return None
+        if stat.S_ISDIR(mode):
+            return None  # it was a file; its files are listed on their own
+        return "not a regular file"
+
+    # -- reading ------------------------------------------------------------------------------
+
+    def changes(self, old: str, new: str) -> list[FileChange]:
+        """The files that differ between two snapshots (commits or trees), by path."""
+        out = self.git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", old, new)
+        fields = out.split(b"\0")
+        changes: dict[str, FileChange] = {}
+        index = 0
+        while index < len(fields):
+            entry = fields[index]
+            if entry.startswith(b":"):
+                old_mode, new_mode, old_blob, new_blob, letter = entry[1:].decode().split(" ")
+                path = os.fsdecode(fields[index + 1])
+                index += 2
+                if "160000" in (old_mode, new_mode):
+                    continue  # a nested repository, never stored
+                status: ChangeStatus = (
+                    "added" if letter == "A" else "deleted" if letter == "D" else "modified"
+                )
+                changes[path] = FileChange(path, status, old_mode, new_mode, old_blob, new_blob)
+            elif entry:
+                added, removed, path_bytes = entry.split(b"\t", 2)
+                change = changes.get(os.fsdecode(path_bytes))
+                if change is not None:
+                    if added == b"-":
+                        change.added = change.removed = None
+                    else:
+                        change.added, change.removed = int(added), int(removed)
+                index += 1
+            else:
+                index += 1
+        return list(changes.values())
+
+    def patch(self, old: str, new: str, paths: Sequence[str] = ()) -> str:
+        """A unified patch from `old` to `new` (only `paths` when given)."""
+        args = ["diff-tree", "-r", "-p", "--no-renames", "--full-index", old, new]
+        if paths:
+            args += ["--", *paths]
+        return self.git.run(*args).decode("utf-8", "surrogateescape")
+
+    def blob(self, blob: str) -> bytes:
+        return self.git.run("cat-file", "blob", blob)
+
+    def entry(self, commit: str, path: str) -> tuple[str, str] | None:
+        """`(mode, blob)` of `path` in a snapshot; None if it does not hold it."""
+        out = self.git.run("ls-tree", "-z", commit, "--", path)
+        if not out:
+            return None
+        meta, _, _name = out.rstrip(b"\0").partition(b"\t")
+        mode, _kind, blob = meta.decode().split(" ")
+        return mode, blob
+
+    def paths(self, commit: str) -> set[str]:
+        """Every path a snapshot holds."""
+        out = self.git.run("ls-tree", "-r", "-z", "--name-only", commit)
+        return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
+    # -- refs ---------------------------------------------------------------------------------
+
+    def set_refs(self, refs: dict[str, str], delete: Sequence[str] = ()) -> None:
+        """Point each ref at its commit (keeping the commits from ever being pruned), and
+        delete those in `delete`, in one transaction."""
+        lines = "".join(f"update {name} {commit}\n" for name, commit in refs.items())
+        lines += "".join(f"delete {name}\n" for name in delete)
+        try:
+            self.git.run("update-ref", "--stdin", input=lines.encode())
+        except (OSError, GitFailed) as error:
+            raise CheckpointError(f"cannot save the checkpoint: {error}") from error
+
+    def refs(self, prefix: str) -> list[tuple[str, str, str]]:
+        """`(name, commit, message)` of every ref under `prefix`, sorted by name."""
+        separator = "\x1f\x1e"
+        out = self.git.run(
+            "for-each-ref",
+            f"--format=%(refname)%00%(objectname)%00%(contents){separator}",
+            prefix,
+        ).decode("utf-8", "surrogateescape")
+        result = []
+        for record in out.split(separator):
+            record = record.lstrip("\n")
+            if record:
+                name, commit, message = record.split("\0", 2)
+                result.append((name, commit, message))
+        return sorted(result)
+
+    def delete_refs(self, names: Sequence[str]) -> None:
+        lines = "".join(f"delete {name}\n" for name in names)
+        self.git.run("update-ref", "--stdin", input=lines.encode())
+
+
+def _through_link(root: str, path: str) -> bool:
+    """Whether a directory on the way to `path` is a symbolic link (or not a directory)."""
+    parent = os.path.join(root, os.path.dirname(path))
+    return os.path.realpath(parent) != parent
+
+
+def _size(size: int) -> str:
+    if size >= 1 << 30:
+        return f"{size / (1 << 30):.1f} GB"
+    return f"{size / (1 << 20):.1f} MB"
+
+
+# -- ignore rules ----------------------------------------------------------------------------
+
+
+def enclosing_repository(workspace: Path) -> tuple[Path, Path] | None:
+    """`(work tree root, common git dir)` of the git repository holding `workspace`, found by
+    looking for `.git` (a directory, or a file naming one) from it upwards."""
+    for directory in (workspace, *workspace.parents):
+        dot_git = directory / ".git"
+        if dot_git.is_dir():
+            return directory, dot_git
+        if dot_git.is_file():
+            with contextlib.suppress(OSError, ValueError):
+                text = dot_git.read_text(encoding="utf-8").strip()
+                if text.startswith("gitdir:"):
+                    git_dir = (directory / text[len("gitdir:") :].strip()).resolve()
+                    common = git_dir / "commondir"
+                    if common.is_file():
+                        git_dir = (git_dir / common.read_text().strip()).resolve()
+                    return directory, git_dir
+            return None
+    return None
+
+
+def inherited_excludes(workspace: Path, own: Sequence[Path] = ()) -> str:
+    """The shadow's `info/exclude`: the rules that apply to `workspace` but that git, rooted
+    at it, would not read by itself (the user's `info/exclude`; the `.gitignore` files above
+    the workspace in its repository), rewritten relative to the workspace; and acp-tui's own
+    files and directories `own`, when they are inside it (acp-tui run in the home
+    directory, a transcript written in the workspace)."""
+    lines = ["# written by acp-tui: what the workspace's repository ignores"]
+    for path in own:
+        real = Path(os.path.realpath(path))
+        if real != workspace and real.is_relative_to(workspace):
+            slash = "/" if real.is_dir() else ""
+            lines.append(f"/{_escaped(real.relative_to(workspace).as_posix())}{slash}")
+    repository = enclosing_repository(workspace)
+    if repository is None:
+        lines += DEFAULT_EXCLUDES
+        return "\n".join(lines) + "\n"
+    top, git_dir = repository
+    sources = [(top, git_dir / "info" / "exclude")]
+    sources += [(d, d / ".gitignore") for d in (top, *_between(top, workspace)) if d != workspace]
+    for base, path in sources:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        prefix = workspace.relative_to(base).as_posix() if base != workspace else ""
+        for line in text.splitlines():
+            rule = _rebase(line, prefix)
+            if rule is not None:
+                lines.append(rule)
+    return "\n".join(lines) + "\n"
+
+
+def _escaped(path: str) -> str:
+    """`path` as an ignore rule that matches it and nothing else."""
+    return re.sub(r"([\\*?\[\]!# ])", r"\\\1", path)
+
+
+def _between(top: Path, workspace: Path) -> list[Path]:
+    """The directories strictly between `top` and `workspace`."""
+    parts = workspace.relative_to(top).parts
+    return [top.joinpath(*parts[:n]) for n in range(1, len(parts))]
+
+
+def _rebase(line: str, prefix: str) -> str | None:
+    """An ignore rule written in a directory `prefix` above the workspace, as a rule of the
+    workspace (None: it cannot apply inside the workspace)."""
+    stripped = line.strip()
+    if not stripped or stripped.startswith("#"):
+        return None
+    if not prefix:
+        return stripped
+    negate = "!" if stripped.startswith("!") else ""
+    rule = stripped[len(negate) :]
+    body = rule.rstrip("/")
+    if "/" not in body:
+        return stripped  # matches at any depth
+    rule = rule.lstrip("/")
+    if rule.startswith("**/"):
+        return f"{negate}{rule}"
+    if rule.startswith(prefix + "/"):
+        return f"{negate}/{rule[len(prefix) + 1 :]}"
+    return None

@@ -1,0 +1,499 @@
+"""The changes view (F3, or Enter on a turn's `3 files changed` line): what each turn of the
+session changed in the workspace, whoever wrote it, from the checkpoints taken before and
+after it; a file's diff; and undo: a hunk, a file, or the whole turn.
+
+Everything git does runs off the event loop (the checkpointer's threads); the screen only
+shows what comes back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, VerticalScroll
+from textual.content import Content
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, Static
+from textual.widgets.option_list import Option
+
+from acp_tui.checkpoints.checkpointer import FAILURES, Checkpointer
+from acp_tui.checkpoints.rewind import (
+    Hunk,
+    RewindPlan,
+    RewindResult,
+    Stale,
+    apply_rewind,
+    hunks,
+    plan_rewind,
+    revert_hunk,
+    rewinds,
+    undo_plan,
+)
+from acp_tui.checkpoints.store import FileChange
+from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
+from acp_tui.protocol.content import ToolCallContent
+from acp_tui.ui.render.changes import LETTER_STYLES, counted
+from acp_tui.ui.screens.rewind import RewindScreen
+from acp_tui.ui.widgets.diff_view import DiffView
+
+if TYPE_CHECKING:
+    from acp_tui.session.controller import Session
+    from acp_tui.ui.app import AcpApp
+
+T = TypeVar("T")
+
+
+@dataclass(slots=True)
+class FileTexts:
+    """A file before and after the turn, as text (None: not text, or a link)."""
+
+    old: str | None
+    new: str | None
+    note: str = ""
+    """What to show instead of a diff."""
+
+
+class ChangesScreen(Screen[None]):
+    """One turn's changed files on the left, the chosen file's diff on the right."""
+
+    app: AcpApp
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape,q", "close", "Close"),
+        Binding("left,[", "turn(-1)", "Turn", key_display="← →"),
+        Binding("right,]", "turn(1)", "Later turn", show=False),
+        Binding("n", "hunk(1)", "Next hunk", show=False),
+        Binding("p", "hunk(-1)", "Previous hunk", show=False),
+        Binding("h", "revert_hunk", "Revert hunk"),
+        Binding("u", "revert_file", "Revert file"),
+        Binding("R", "rewind", "Rewind turn"),
+        Binding("U", "undo", "Undo a rewind"),
+        Binding("pageup", "scroll_diff(-1)", "Page up", show=False),
+        Binding("pagedown", "scroll_diff(1)", "Page down", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    ChangesScreen { background: $background; }
+    ChangesScreen #changes-title {
+        height: auto;
+        padding: 0 1;
+        background: $panel;
+    }
+    ChangesScreen #changes-body { height: 1fr; }
+    ChangesScreen #changes-files {
+        width: 44;
+        max-width: 40%;
+        height: 1fr;
+        border: round $foreground 20%;
+        border-title-color: $text-muted;
+        padding: 0 0;
+    }
+    ChangesScreen #changes-files:focus { border: round $accent; }
+    ChangesScreen #changes-diff {
+        width: 1fr;
+        height: 1fr;
+        border: round $foreground 20%;
+        border-title-color: $text-muted;
+        border-subtitle-color: $text-muted;
+        padding: 0 1;
+        scrollbar-size-vertical: 1;
+    }
+    ChangesScreen #changes-diff DiffView { margin: 0; }
+    ChangesScreen .changes--note { color: $text-muted; padding: 1 0; }
+    """
+
+    def __init__(self, checkpointer: Checkpointer, session: Session, turn: int | None = None):
+        super().__init__()
+        self.checkpointer = checkpointer
+        self.session = session
+        self.turn_number = turn
+        self.turns: list[TurnCheckpoint] = []
+        self.changes: TurnChanges | None = None
+        self.texts: FileTexts | None = None
+        self.hunks: list[Hunk] = []
+        self.hunk = 0
+        self._checkpoints: SessionCheckpoints | None = None
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="changes-title")
+        with Horizontal(id="changes-body"):
+            yield OptionList(id="changes-files")
+            with VerticalScroll(id="changes-diff"):
+                yield Static("", classes="changes--note", id="changes-note")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one("#changes-files").border_title = "Files"
+        self.query_one("#changes-diff").border_title = "Diff"
+        self.query_one(OptionList).focus()
+        self.load()
+
+    async def _run(self, function: Callable[[], T]) -> T:
+        return await self.checkpointer.run(function)
+
+    def _session_checkpoints(self) -> SessionCheckpoints | None:
+        if self._checkpoints is None:
+            self._checkpoints = self.checkpointer.session(self.session.id)
+        return self._checkpoints
+
+    # -- loading ------------------------------------------------------------------------------
+
+    @work(group="changes-load", exclusive=True, exit_on_error=False)
+    async def load(self) -> None:
+        """Read the turns, then the chosen one's changes (the latest turn by default)."""
+        title = self.query_one("#changes-title", Static)
+        if self.checkpointer.unavailable is not None:
+            title.update(Content.styled(self.checkpointer.unavailable, "$text-warning"))
+            self._show_files([])
+            return
+
+        def read() -> tuple[list[TurnCheckpoint], TurnChanges | None]:
+            checkpoints = self._session_checkpoints()
+            if checkpoints is None:
+                return [], None
+            turns = checkpoints.turns()
+            chosen = next((t for t in turns if t.turn == self.turn_number), None)
+            if chosen is None and turns:
+                chosen = turns[-1]
+            return turns, checkpoints.changes(chosen) if chosen is not None else None
+
+        try:
+            self.turns, self.changes = await self._run(read)
+        except FAILURES as error:
+            title.update(Content.styled(f"Checkpoints could not be read: {error}", "$text-error"))
+            return
+        if self.changes is None:
+            reason = self.checkpointer.unavailable or (
+                "No checkpoints yet: one is taken before and after every turn."
+            )
+            title.update(Content.styled(reason, "$text-muted"))
+            self._show_files([])
+            return
+        self.turn_number = self.changes.turn
+        title.update(self._title())
+        self._show_files(self.changes.files)
+
+    def _title(self) -> Content:
+        changes = self.changes
+        assert changes is not None
+        checkpoint = changes.checkpoint
+        numbers = [t.turn for t in self.turns]
+        parts: list[tuple[str, str] | str] = [(f"Turn {checkpoint.turn}", "bold")]
+        if numbers == list(range(1, len(numbers) + 1)):
+            parts.append((f" of {len(numbers)}", "$text-muted"))
+        else:
+            position = numbers.index(checkpoint.turn) + 1
+            parts.append((f"  ({position} of {len(numbers)} here)", "$text-muted"))
+        if checkpoint.prompt:
+            parts.append(("  ·  ", "$text-muted"))
+            parts.append((checkpoint.prompt[:70], "italic"))
+        parts.append(("  ·  ", "$text-muted"))
+        parts += list(summary_parts(changes))
+        if changes.running:
+            parts.append(("  (so far: the turn has no checkpoint after it)", "$text-muted"))
+        for skipped in changes.skipped[:3]:
+            parts.append((f"\n  not kept: {skipped.path} ({skipped.reason})", "$text-muted"))
+        return Content.assemble(*parts)
+
+    def _show_files(self, files: list[FileChange]) -> None:
+        options = self.query_one(OptionList)
+        options.clear_options()
+        options.add_options([Option(file_label(f), id=str(i)) for i, f in enumerate(files)])
+        if files:
+            options.highlighted = 0
+        else:
+            self._show_note("Nothing changed in this turn." if self.changes else "")
+        self.refresh_bindings()
+
+    def _show_note(self, text: str) -> None:
+        diff = self.query_one("#changes-diff", VerticalScroll)
+        diff.remove_children()
+        diff.mount(Static(text, classes="changes--note", markup=False))
+        diff.border_title = "Diff"
+        diff.border_subtitle = ""
+        self.texts, self.hunks = None, []
+
+    @property
+    def file(self) -> FileChange | None:
+        options = self.query_one(OptionList)
+        if self.changes is None or options.highlighted is None:
+            return None
+        index = options.highlighted
+        return self.changes.files[index] if index < len(self.changes.files) else None
+
+    @on(OptionList.OptionHighlighted)
+    def _file_chosen(self, event: OptionList.OptionHighlighted) -> None:
+        if self.file is not None:
+            self.show_file(self.file)
+
+    @work(group="changes-file", exclusive=True, exit_on_error=False)
+    async def show_file(self, change: FileChange) -> None:
+        store = self.checkpointer.store()
+        if store is None:
+            return
+
+        def read() -> FileTexts:
+            old = store.blob(change.old_blob) if change.status != "added" else b""
+            new = store.blob(change.new_blob) if change.status != "deleted" else b""
+            return file_texts(change, old, new)
+
+        try:
+            texts = await self._run(read)
+        except FAILURES as error:
+            self._show_note(f"Could not read the file from the checkpoint: {error}")
+            return
+        if self.file is not change:
+            return
+        diff = self.query_one("#changes-diff", VerticalScroll)
+        if texts.old is None or texts.new is None:
+            self._show_note(texts.note)
+            diff.border_title = change.path
+            return
+        diff.border_title = "Diff"
+        self.texts = texts
+        self.hunks = hunks(texts.old, texts.new)
+        self.hunk = 0
+        content = ToolCallContent(
+            type="diff", path=change.path, old_text=texts.old, new_text=texts.new
+        )
+        view = DiffView(content, None)
+        view.set_expanded(True)
+        await diff.remove_children()
+        await diff.mount(view)
+        diff.scroll_home(animate=False)
+        self._show_hunk()
+        self.refresh_bindings()
+
+    def _show_hunk(self) -> None:
+        diff = self.query_one("#changes-diff", VerticalScroll)
+        if not self.hunks:
+            diff.border_subtitle = ""
+            return
+        hunk = self.hunks[self.hunk]
+        diff.border_subtitle = (
+            f"hunk {self.hunk + 1} of {len(self.hunks)} · lines {hunk.new_start + 1}"
+            f"-{max(hunk.new_end, hunk.new_start + 1)} · n next · h revert it"
+        )
+        view = diff.query(DiffView).first(None)
+        if view is not None:
+            diff.scroll_to(y=hunk_row(view, self.hunk), animate=False)
+
+    # -- moving -------------------------------------------------------------------------------
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in ("revert_file",):
+            return self.file is not None
+        if action in ("hunk", "revert_hunk"):
+            return bool(self.hunks)
+        if action == "rewind":
+            return self.changes is not None
+        if action == "turn":
+            return len(self.turns) > 1
+        return True
+
+    def action_close(self) -> None:
+        self.dismiss()
+
+    def action_turn(self, step: int) -> None:
+        numbers = [t.turn for t in self.turns]
+        if self.turn_number not in numbers:
+            return
+        index = numbers.index(self.turn_number) + step
+        if 0 <= index < len(numbers):
+            self.turn_number = numbers[index]
+            self.load()
+
+    def action_hunk(self, step: int) -> None:
+        if self.hunks:
+            self.hunk = (self.hunk + step) % len(self.hunks)
+            self._show_hunk()
+
+    def action_scroll_diff(self, step: int) -> None:
+        diff = self.query_one("#changes-diff", VerticalScroll)
+        if step < 0:
+            diff.scroll_page_up(animate=False)
+        else:
+            diff.scroll_page_down(animate=False)
+
+    # -- undo ---------------------------------------------------------------------------------
+
+    def _idle(self) -> bool:
+        if self.session.busy:
+            self.app.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
+            return False
+        return True
+
+    @work(group="changes-act", exclusive=True, exit_on_error=False)
+    async def action_rewind(self) -> None:
+        if self.changes is None or not self._idle():
+            return
+        turn = self.changes.turn
+        await self._rewind(f"Rewind turn {turn}?", lambda c: plan_rewind(c, turn))
+
+    @work(group="changes-act", exclusive=True, exit_on_error=False)
+    async def action_revert_file(self) -> None:
+        change = self.file
+        if change is None or self.changes is None or not self._idle():
+            return
+        turn = self.changes.turn
+        await self._rewind(f"Revert {change.path}?", lambda c: plan_rewind(c, turn, [change.path]))
+
+    @work(group="changes-act", exclusive=True, exit_on_error=False)
+    async def action_revert_hunk(self) -> None:
+        change = self.file
+        if change is None or self.changes is None or not self.hunks or not self._idle():
+            return
+        turn, index = self.changes.turn, self.hunk
+        checkpoints = self._session_checkpoints()
+        if checkpoints is None:
+            return
+        try:
+            result = await self._run(lambda: revert_hunk(checkpoints, turn, change.path, index))
+        except FAILURES as error:
+            self.app.notify(str(error), title="Hunk not reverted", severity="warning")
+            return
+        self._report(result, f"hunk {index + 1} of {change.path} (turn {turn})")
+        self.load()
+
+    @work(group="changes-act", exclusive=True, exit_on_error=False)
+    async def action_undo(self) -> None:
+        await undo_last_rewind(self.app, self.checkpointer, self.session)
+        self.load()
+
+    async def _rewind(
+        self, title: str, plan_for: Callable[[SessionCheckpoints], RewindPlan]
+    ) -> None:
+        checkpoints = self._session_checkpoints()
+        if checkpoints is None:
+            return
+        try:
+            plan = await self._run(lambda: plan_for(checkpoints))
+        except FAILURES as error:
+            self.app.notify(str(error), title="Not rewound", severity="error")
+            return
+        result = await confirm_and_apply(self.app, self.checkpointer, plan, title)
+        if result is not None:
+            self._report(result, plan.label if not plan.turn else f"{plan.label}")
+        self.load()
+
+    def _report(self, result: RewindResult, what: str) -> None:
+        report(self.app, self.session, result, what)
+
+
+async def confirm_and_apply(
+    app: AcpApp, checkpointer: Checkpointer, plan: RewindPlan, title: str
+) -> RewindResult | None:
+    """Ask (the files, those changed after the turn picked out), then rewind; None when
+    nothing was done."""
+    if not plan.files:
+        app.notify(
+            f"The files are as they were before {plan.label} already.", title="Nothing to do"
+        )
+        return None
+    answer = await app.push_screen_wait(RewindScreen(plan, title))
+    if answer == "cancel":
+        return None
+    store = checkpointer.store()
+    if store is None:
+        return None
+    try:
+        return await checkpointer.run(
+            lambda: apply_rewind(store, plan, skip_conflicts=answer == "keep")
+        )
+    except Stale as error:
+        app.notify(str(error), title="Not rewound", severity="warning")
+    except FAILURES as error:
+        app.notify(str(error), title="Not rewound", severity="error")
+    return None
+
+
+def report(app: AcpApp, session: Session, result: RewindResult, what: str) -> None:
+    """Say in the conversation what a rewind did (it is part of the session's story)."""
+    count = len(result.restored)
+    noun = "file" if count == 1 else "files"
+    detail = ["Ctrl+P, Undo the last rewind, brings back what was there."]
+    detail += [f"left as it was: {path} ({reason})" for path, reason in result.failed]
+    detail.append("The agent was not told: it sees the files as they are when it next reads them.")
+    session.notice("rewind", f"Rewound {what}: {count} {noun} put back", "\n".join(detail))
+    severity = "warning" if result.failed else "information"
+    app.notify(f"{count} {noun} put back", title=f"Rewound {what}", severity=severity)
+
+
+async def undo_last_rewind(app: AcpApp, checkpointer: Checkpointer, session: Session) -> None:
+    """Put back what the session's last rewind replaced (asking first)."""
+    if session.busy:
+        app.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
+        return
+    store = checkpointer.store()
+    if store is None:
+        app.notify(checkpointer.unavailable or "", title="No checkpoints", severity="warning")
+        return
+    try:
+        done = await checkpointer.run(lambda: rewinds(store, session.id))
+        if not done:
+            app.notify("This session has no rewind to undo.", title="Nothing to undo")
+            return
+        plan = await checkpointer.run(lambda: undo_plan(store, done[-1], session.id))
+    except FAILURES as error:
+        app.notify(str(error), title="Not undone", severity="error")
+        return
+    result = await confirm_and_apply(app, checkpointer, plan, "Undo the last rewind?")
+    if result is not None:
+        report(app, session, result, "the last rewind")
+
+
+def summary_parts(changes: TurnChanges) -> list[tuple[str, str]]:
+    """`3 files changed +40 -12`, coloured."""
+    if not changes.files:
+        return [("no files changed", "$text-muted")]
+    return counted(changes.summary())
+
+
+def file_label(change: FileChange) -> Content:
+    letter = change.letter
+    line = f"{change.path}  binary" if change.binary else f"{change.path}  {counts(change)}"
+    return Content.assemble((f"{letter} ", f"bold {LETTER_STYLES[letter]}"), *counted(line))
+
+
+def file_texts(change: FileChange, old: bytes, new: bytes) -> FileTexts:
+    """The file's two versions as text, or what to say instead of a diff."""
+    if change.old_is_link or change.new_is_link:
+        before = f"a link to {old.decode(errors='replace')}" if change.old_is_link else "a file"
+        after = f"a link to {new.decode(errors='replace')}" if change.new_is_link else "a file"
+        if change.status == "added":
+            return FileTexts(None, None, f"New: {after}.")
+        if change.status == "deleted":
+            return FileTexts(None, None, f"Deleted: {before}.")
+        return FileTexts(None, None, f"Was {before}; now {after}.")
+    try:
+        if b"\0" in old or b"\0" in new:
+            raise UnicodeDecodeError("utf-8", b"", 0, 1, "NUL")
+        return FileTexts(old.decode("utf-8"), new.decode("utf-8"))
+    except UnicodeDecodeError:
+        return FileTexts(
+            None, None, f"A binary file: {_size(len(old))} before, {_size(len(new))} after."
+        )
+
+
+def _size(size: int) -> str:
+    if size < 1024:
+        return f"{size} bytes"
+    if size < 1 << 20:
+        return f"{size / 1024:.1f} KB"
+    return f"{size / (1 << 20):.1f} MB"
+
+
+def hunk_row(view: DiffView, index: int) -> int:
+    """About where hunk `index` starts in the diff view (rows before it; long rows that wrap
+    are counted once)."""
+    kinds = view.rows.kinds
+    starts = [i for i, kind in enumerate(kinds) if kind == "hunk"]
+    if kinds and kinds[0] != "hunk":
+        starts.insert(0, 0)  # the first hunk at the top of the file has no header row
+    row = starts[index] if index < len(starts) else 0
+    return row + 1  # the summary line above the rows

@@ -1,0 +1,100 @@
+"""The changes view and rewinds in the TUI, on the real demo agent: what a person sees and
+does after the agent edited files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp_tui.session.state import Notice
+from acp_tui.ui.pilot import send, wait_idle, wait_until
+from acp_tui.ui.screens.changes import ChangesScreen
+from acp_tui.ui.screens.rewind import RewindScreen
+from acp_tui.ui.widgets.diff_view import DiffView
+from acp_tui.ui.widgets.notice import NoticeLine
+from acp_tui.ui.widgets.transcript import Transcript
+from tests.support.ui import started_app
+
+ORIGINAL = 'def greet(name):\n    print("Hello " + name)\n\n\ngreet("world")\n'
+
+
+def notices(app, severity: str) -> list[Notice]:  # type: ignore[no-untyped-def]
+    assert app.session is not None
+    timeline = app.session.state.timeline
+    return [i for i in timeline if isinstance(i, Notice) and i.severity == severity]
+
+
+async def test_a_turn_that_edits_shows_its_changes_and_can_be_rewound(tmp_path: Path) -> None:
+    async with started_app(tmp_path, permission="allow") as (app, pilot):
+        workspace = app.options.cwd
+        await send(app, pilot, "/edit app.py")
+        await wait_idle(app, pilot)
+        edited = (workspace / "app.py").read_text()
+        assert edited != ORIGINAL
+        [summary] = notices(app, "changes")
+        assert summary.title == "1 file changed +1 -0"
+        assert summary.detail == "M app.py  +1 -0"
+        assert summary.turn == 1
+
+        # Enter on the summary line opens the changes view on that turn.
+        line = app.chat.query_one(Transcript).block_for(summary)
+        assert isinstance(line, NoticeLine)
+        line.focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+        screen = app.screen
+        assert isinstance(screen, ChangesScreen)
+        await wait_until(pilot, lambda: bool(screen.query(DiffView)))
+        assert screen.file is not None and screen.file.path == "app.py"
+        diff = screen.query_one(DiffView)
+        assert diff.rows.added == 1 and "Edited by the ACP demo agent" in diff.text()
+
+        # R rewinds the turn, after saying which files go back.
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("y")
+        await wait_until(pilot, lambda: (workspace / "app.py").read_text() == ORIGINAL)
+        await wait_until(pilot, lambda: bool(notices(app, "rewind")))
+        assert notices(app, "rewind")[0].title == "Rewound turn 1: 1 file put back"
+
+        # And the rewind is undone with U.
+        await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.press("U")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: (workspace / "app.py").read_text() == edited)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.chat)
+
+
+async def test_files_the_user_changed_since_are_asked_about(tmp_path: Path) -> None:
+    async with started_app(tmp_path, permission="allow") as (app, pilot):
+        workspace = app.options.cwd
+        await send(app, pilot, "/edit app.py")
+        await wait_idle(app, pilot)
+        (workspace / "app.py").write_text("the user's own version\n")
+        await pilot.press("f3")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.file is not None)  # type: ignore[attr-defined]
+        await pilot.press("u")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        dialog = app.screen
+        assert isinstance(dialog, RewindScreen)
+        assert [f.path for f in dialog.plan.conflicts] == ["app.py"]
+        await pilot.press("k")  # keep the later changes: nothing is written
+        await wait_until(pilot, lambda: app.screen is screen)
+        await pilot.pause(0.2)
+        assert (workspace / "app.py").read_text() == "the user's own version\n"
+
+
+async def test_a_turn_that_changes_nothing_adds_no_line(tmp_path: Path) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        assert notices(app, "changes") == []
+        await pilot.press("f3")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+        screen = app.screen
+        assert isinstance(screen, ChangesScreen)
+        await wait_until(pilot, lambda: screen.changes is not None)
+        assert screen.changes is not None and screen.changes.files == []
