@@ -209,6 +209,58 @@ async def conversations(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_idle(app, pilot)
 
 
+CHANGING_COMMAND = (
+    '/run sed -i \'s/print("Hello " + name)/print(f"Hello, {name}!")/\' app.py'
+    " && printf '# Changelog\\n\\n- greet() says hello with a comma\\n' > CHANGELOG.md"
+    " && rm pyproject.toml"
+)
+
+
+async def _changing_turns(app: AcpApp, pilot: Pilot[int]) -> None:
+    """Two turns that change files: an edit through acp-tui, then a command that edits,
+    creates and deletes files on its own."""
+    await send(app, pilot, "/edit app.py")
+    await wait_permission(app, pilot)
+    await pilot.press("a")
+    await wait_idle(app, pilot)
+    await send(app, pilot, CHANGING_COMMAND)
+    await wait_permission(app, pilot)
+    await pilot.press("a")
+    await wait_idle(app, pilot)
+
+
+async def changes_line(app: AcpApp, pilot: Pilot[int]) -> None:
+    await _changing_turns(app, pilot)
+
+
+async def _changes_view(app: AcpApp, pilot: Pilot[int]) -> None:
+    from acp_tui.ui.screens.changes import ChangesScreen
+    from acp_tui.ui.widgets.diff_view import DiffView
+
+    await _changing_turns(app, pilot)
+    await pilot.press("f3")
+    await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+    await wait_until(pilot, lambda: bool(app.screen.query(DiffView)))
+    await pilot.pause(0.2)
+
+
+async def changes(app: AcpApp, pilot: Pilot[int]) -> None:
+    await _changes_view(app, pilot)
+    await pilot.press("down")  # app.py: a line the command rewrote
+    await pilot.pause(0.3)
+
+
+async def rewind(app: AcpApp, pilot: Pilot[int]) -> None:
+    from acp_tui.ui.screens.rewind import RewindScreen
+
+    await _changes_view(app, pilot)
+    # The user edits the new changelog after the turn: the rewind asks about it.
+    (app.options.cwd / "CHANGELOG.md").write_text("# Changelog\n\n- my own note\n")
+    await pilot.press("R")
+    await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+    await pilot.pause(0.2)
+
+
 SCENES: dict[str, Scene] = {
     "welcome": welcome,
     "markdown": markdown,
@@ -232,6 +284,9 @@ SCENES: dict[str, Scene] = {
     "keys": keys,
     "tour": tour,
     "conversations": conversations,
+    "changes-line": changes_line,
+    "changes": changes,
+    "rewind": rewind,
 }
 
 

@@ -72,9 +72,7 @@ def test_a_turn_changes_files_and_the_checkpoints_say_which(
     assert not changes.running
 
 
-def test_a_running_turn_is_compared_with_the_workspace_now(
-    tmp_path: Path, workspace: Path
-) -> None:
+def test_a_running_turn_is_compared_with_the_workspace_now(tmp_path: Path, workspace: Path) -> None:
     checkpoints = SessionCheckpoints(open_store(tmp_path, workspace), "s")
     checkpoints.begin(1)
     write(workspace, {"app.py": "changed\n"})

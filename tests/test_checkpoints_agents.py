@@ -89,7 +89,14 @@ def test_changes_and_rewind_say_what_is_wrong(tmp_path: Path) -> None:
 def test_no_checkpoints_when_asked_not_to(tmp_path: Path) -> None:
     ws = workspace(tmp_path)
     run = run_cli(
-        tmp_path, "--cwd", str(ws), "--no-checkpoints", "--permission", "allow", "-p", "/edit app.py"
+        tmp_path,
+        "--cwd",
+        str(ws),
+        "--no-checkpoints",
+        "--permission",
+        "allow",
+        "-p",
+        "/edit app.py",
     )
     assert run.returncode == 0 and "changed" not in run.stderr
     assert not (tmp_path / "data" / "acp-tui" / "checkpoints").exists()

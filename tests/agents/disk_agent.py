@@ -45,7 +45,9 @@ def on_prompt(prompt: dict) -> None:
             target.write_text(content.replace("\\n", "\n"), encoding="utf-8")
         else:
             subprocess.run(["/bin/sh", "-c", rest], check=False)
-        peer.update({"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"})
+        peer.update(
+            {"sessionUpdate": "tool_call_update", "toolCallId": call, "status": "completed"}
+        )
     peer.say("Done.")
     peer.answer(prompt, {"stopReason": "end_turn"})
 

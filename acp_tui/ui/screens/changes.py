@@ -191,7 +191,8 @@ class ChangesScreen(Screen[None]):
             parts.append((f"  ({position} of {len(numbers)} here)", "$text-muted"))
         if checkpoint.prompt:
             parts.append(("  ·  ", "$text-muted"))
-            parts.append((checkpoint.prompt[:70], "italic"))
+            prompt = checkpoint.prompt
+            parts.append((prompt if len(prompt) <= 60 else prompt[:59] + "…", "italic"))
         parts.append(("  ·  ", "$text-muted"))
         parts += list(summary_parts(changes))
         if changes.running:
