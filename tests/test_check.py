@@ -14,7 +14,7 @@ import pytest
 
 from acp_tui.check import Report, run_check
 from acp_tui.check.report import text
-from tests.agents.hostile import HERE
+from tests.agents.hostile import AGENTS, HERE
 
 FLAWED = [sys.executable, str(HERE / "flawed.py")]
 DEMO = [sys.executable, "-m", "acp_tui.demo", "--speed", "1"]
@@ -136,3 +136,42 @@ async def test_a_missing_agent_is_a_clear_error() -> None:
     _, err = await asyncio.wait_for(process.communicate(), 60)
     assert process.returncode == 2
     assert err.decode().strip() == "acp-tui check: agent command not found: /no/such/agent"
+
+
+UNANSWERED = {"unknown method", "unknown extension method", "invalid params"}
+"""What a hostile agent that only waits for its prompt fails before its own misbehaviour: it
+never answers requests it does not expect, and takes any session/new."""
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("polite", {"invalid params"}),
+        ("late-updates", UNANSWERED | {"prompt turn"}),
+        (
+            "stdout-noise",
+            UNANSWERED
+            | {
+                "prompt turn",
+                "every message matches the schema",
+                "stdout carries only ACP messages",
+            },
+        ),
+        (
+            "protocol-junk",
+            UNANSWERED
+            | {
+                "prompt turn",
+                "every message matches the schema",
+                "stdout carries only ACP messages",
+                "permission requests name a reported tool call",
+                "fs/* and terminal/* only as advertised",
+            },
+        ),
+        ("deaf-to-cancel", UNANSWERED | {"prompt turn", "exits when stdin closes"}),
+    ],
+)
+async def test_each_hostile_agent_fails_exactly_its_cases(name: str, expected: set[str]) -> None:
+    agent = AGENTS[name]
+    report = await run_check(agent.argv(), call_timeout=2, turn_timeout=5)
+    assert set(failed(report)) == expected, f"{agent.misbehaviour}\n{text(report)}"

@@ -11,7 +11,14 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from acp_tui.check.cases import Context, Finding, check_offer, check_session
+from acp_tui.check.cases import (
+    CALL_TIMEOUT,
+    TURN_TIMEOUT,
+    Context,
+    Finding,
+    check_offer,
+    check_session,
+)
 
 DEFAULT_PROMPT = "Say hello in one short sentence."
 OFFERS = (1, 2, 99)
@@ -38,11 +45,22 @@ async def run_check(
     prompt: str = DEFAULT_PROMPT,
     env: dict[str, str] | None = None,
     auth: str | None = None,
+    call_timeout: float = CALL_TIMEOUT,
+    turn_timeout: float = TURN_TIMEOUT,
 ) -> Report:
     with tempfile.TemporaryDirectory(prefix="acp-tui-check-") as scratch:
         workspace = Path(scratch).resolve()
         (workspace / "README.md").write_text("# A scratch workspace for acp-tui check\n")
-        ctx = Context(list(argv), workspace, version, prompt, dict(env or {}), auth)
+        ctx = Context(
+            list(argv),
+            workspace,
+            version,
+            prompt,
+            dict(env or {}),
+            auth,
+            call_timeout=call_timeout,
+            turn_timeout=turn_timeout,
+        )
         for offered in OFFERS:
             await check_offer(ctx, offered)
         await check_session(ctx)

@@ -25,7 +25,9 @@ STOP_REASONS = {"end_turn", "max_tokens", "max_turn_requests", "refusal", "cance
 LATEST = 2
 """The newest ACP version acp-tui knows; an agent may answer no newer one."""
 CALL_TIMEOUT = 30.0
+"""Seconds an agent gets to answer a request (`--call-timeout`)."""
 TURN_TIMEOUT = 120.0
+"""Seconds a prompt turn may take (`--turn-timeout`)."""
 CANCEL_BOUND = 10.0
 """Seconds an agent gets to end a cancelled turn."""
 EXIT_BOUND = 5.0
@@ -104,6 +106,11 @@ R_CLIENT_METHODS = Rule(
     "capabilities the Client did not advertise MUST be treated as unsupported: no fs/* or "
     "terminal/* requests",
 )
+R_STDOUT = Rule(
+    "MUST",
+    "protocol/transports#stdio",
+    "the Agent MUST NOT write anything to its stdout that is not a valid ACP message",
+)
 R_EXIT = Rule(
     "SHOULD",
     "protocol/transports#stdio",
@@ -134,6 +141,8 @@ class Context:
     env: dict[str, str] = field(default_factory=dict)
     auth: str | None = None
     """An auth method to `authenticate` with before `session/new` (`--auth`)."""
+    call_timeout: float = CALL_TIMEOUT
+    turn_timeout: float = TURN_TIMEOUT
     findings: list[Finding] = field(default_factory=list)
     agent: str = "the agent"
     capabilities: dict[str, Any] = field(default_factory=dict)
@@ -176,7 +185,7 @@ class Context:
         return node is not None and node is not False
 
 
-def why(error: BaseException) -> str:
+def why(error: BaseException, timeout: float) -> str:
     """A failed request in a few words."""
     if isinstance(error, RpcError):
         data = error.data
@@ -184,7 +193,7 @@ def why(error: BaseException) -> str:
         said = f": {details}" if isinstance(details, str) and details else ""
         return f"{error.message} ({error.code}){said}"
     if isinstance(error, TimeoutError):
-        return f"no answer within {CALL_TIMEOUT:g} s"
+        return f"no answer within {timeout:g} s"
     return repr(error)
 
 
@@ -215,9 +224,9 @@ async def check_offer(ctx: Context, offered: int) -> int | None:
         shape = offered if offered in (1, 2) else LATEST
         try:
             params = initialize_params(offered, shape)
-            result, line = await probe.request("initialize", params, CALL_TIMEOUT)
+            result, line = await probe.request("initialize", params, ctx.call_timeout)
         except TimeoutError:
-            ctx.fail(case, R_INIT_SHAPE, f"no answer within {CALL_TIMEOUT:g} s")
+            ctx.fail(case, R_INIT_SHAPE, f"no answer within {ctx.call_timeout:g} s")
             return None
         except RpcError as error:
             if offered != 1:
@@ -263,10 +272,11 @@ async def check_session(ctx: Context) -> None:
         await probe.start()
         try:
             result, _ = await probe.request(
-                "initialize", initialize_params(ctx.version), CALL_TIMEOUT
+                "initialize", initialize_params(ctx.version), ctx.call_timeout
             )
         except (RpcError, TimeoutError) as error:
-            ctx.add("session: initialize", "skipped", detail=f"initialize failed: {why(error)}")
+            detail = f"initialize failed: {why(error, ctx.call_timeout)}"
+            ctx.add("session: initialize", "skipped", detail=detail)
             return
         if answered_version(result) != ctx.version:
             detail = f"the agent does not speak ACP v{ctx.version}"
@@ -281,13 +291,14 @@ async def check_session(ctx: Context) -> None:
         if ctx.auth is not None:
             method = "authenticate" if ctx.version < 2 else "auth/login"
             try:
-                await probe.request(method, {"methodId": ctx.auth}, CALL_TIMEOUT)
+                await probe.request(method, {"methodId": ctx.auth}, ctx.call_timeout)
             except (RpcError, TimeoutError) as error:
-                detail = f"sign-in with {ctx.auth} failed: {why(error)}"
+                detail = f"sign-in with {ctx.auth} failed: {why(error, ctx.call_timeout)}"
                 ctx.add("authenticate", "skipped", detail=detail)
         for step in _SESSION_STEPS:
             await step(ctx, probe)
         check_schema(ctx, probe)
+        check_stdout(ctx, probe)
         check_permissions(ctx, probe)
         check_client_methods(ctx, probe)
         await check_stdin_close(ctx, probe)
@@ -307,13 +318,13 @@ def check_auth_methods(ctx: Context, result: dict[str, Any]) -> None:
 async def new_session(ctx: Context, probe: Probe) -> None:
     params = {"cwd": str(ctx.workspace), "mcpServers": []}
     try:
-        result, _ = await probe.request("session/new", params, CALL_TIMEOUT)
+        result, _ = await probe.request("session/new", params, ctx.call_timeout)
     except RpcError as error:
         hint = " (it wants sign-in: authenticate first)" if error.code == -32000 else ""
         ctx.fail("session/new", R_BASELINE, f"{error.code} {error.message}{hint}")
         return
     except TimeoutError:
-        ctx.fail("session/new", R_BASELINE, f"no answer within {CALL_TIMEOUT:g} s")
+        ctx.fail("session/new", R_BASELINE, f"no answer within {ctx.call_timeout:g} s")
         return
     ctx.session = result if isinstance(result, dict) else {}
     if ctx.session_id is None:
@@ -361,9 +372,9 @@ async def _round_trip(
 ) -> None:
     mark = len(probe.violations)
     try:
-        await probe.request(method, params, CALL_TIMEOUT)
+        await probe.request(method, params, ctx.call_timeout)
     except (RpcError, TimeoutError) as error:
-        ctx.fail(case, R_ADVERTISED, f"{what}: {why(error)}")
+        ctx.fail(case, R_ADVERTISED, f"{what}: {why(error, ctx.call_timeout)}")
         return
     broken = probe.violations[mark:]
     if broken:
@@ -392,7 +403,7 @@ async def _expect_error(
 ) -> None:
     mark = len(probe.lines)
     try:
-        await probe.request(method, params, CALL_TIMEOUT, checked=False)
+        await probe.request(method, params, ctx.call_timeout, checked=False)
     except RpcError as error:
         if error.code == code:
             ctx.add(case, "passed", detail=f"{code} {error.message}")
@@ -405,7 +416,7 @@ async def _expect_error(
             )
         return
     except TimeoutError:
-        ctx.fail(case, rule, f"no answer within {CALL_TIMEOUT:g} s")
+        ctx.fail(case, rule, f"no answer within {ctx.call_timeout:g} s")
         return
     ctx.fail(case, rule, "answered with a result, not an error", probe.answer_after(mark))
 
@@ -417,7 +428,7 @@ async def prompt_turn(ctx: Context, probe: Probe) -> None:
         return
     mark = len(probe.lines)
     violations = len(probe.violations)
-    stop, line = await _turn(ctx, probe, ctx.prompt, TURN_TIMEOUT)
+    stop, line = await _turn(ctx, probe, ctx.prompt, ctx.turn_timeout)
     if stop is None:
         ctx.fail(case, R_STOP, line, needs_model=True)
         return
@@ -449,7 +460,7 @@ async def cancel_turn(ctx: Context, probe: Probe) -> None:
         ctx.add(case, "skipped", detail="no session", needs_model=True)
         return
     mark = len(probe.lines)
-    turn = asyncio.ensure_future(_turn(ctx, probe, ctx.prompt, TURN_TIMEOUT))
+    turn = asyncio.ensure_future(_turn(ctx, probe, ctx.prompt, ctx.turn_timeout))
     # Cancel once the agent is at work (its first update), or soon anyway.
     for _ in range(50):
         if probe.updates(ctx.session_id, mark) or turn.done():
@@ -507,6 +518,11 @@ async def _turn(
     return None, f"no idle state_update within {timeout:g} s"
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """`value` if it is an object, else an empty one: an agent's message may hold anything."""
+    return value if isinstance(value, dict) else {}
+
+
 def _update_of(line: Line, session_id: str) -> dict[str, Any]:
     msg = line.msg
     if (
@@ -515,9 +531,8 @@ def _update_of(line: Line, session_id: str) -> dict[str, Any]:
         or msg.get("method") != "session/update"
     ):
         return {}
-    params = msg.get("params") or {}
-    update = params.get("update") if params.get("sessionId") == session_id else None
-    return update if isinstance(update, dict) else {}
+    params = as_dict(msg.get("params"))
+    return as_dict(params.get("update")) if params.get("sessionId") == session_id else {}
 
 
 def _late_updates(probe: Probe, session_id: str, end: int) -> list[Line]:
@@ -531,7 +546,7 @@ def _late_updates(probe: Probe, session_id: str, end: int) -> list[Line]:
 def _agent_text(lines: list[Line]) -> str:
     parts = []
     for line in lines:
-        update = (line.msg.get("params") or {}).get("update") or {}
+        update = as_dict(as_dict(as_dict(line.msg).get("params")).get("update"))
         content = update.get("content")
         if update.get("sessionUpdate") == "agent_message_chunk" and isinstance(content, dict):
             parts.append(str(content.get("text", "")))
@@ -544,9 +559,10 @@ async def session_list(ctx: Context, probe: Probe) -> None:
         ctx.add(case, "n/a", detail="not advertised")
         return
     try:
-        result, _ = await probe.request("session/list", {"cwd": str(ctx.workspace)}, CALL_TIMEOUT)
+        params = {"cwd": str(ctx.workspace)}
+        result, _ = await probe.request("session/list", params, ctx.call_timeout)
     except (RpcError, TimeoutError) as error:
-        ctx.fail(case, R_ADVERTISED, why(error))
+        ctx.fail(case, R_ADVERTISED, why(error, ctx.call_timeout))
         return
     ids = [s.get("sessionId") for s in (result or {}).get("sessions") or [] if isinstance(s, dict)]
     if ctx.session_id is not None and ctx.session_id not in ids:
@@ -566,9 +582,9 @@ async def session_load(ctx: Context, probe: Probe) -> None:
     mark = len(probe.lines)
     params = {"sessionId": ctx.session_id, "cwd": str(ctx.workspace), "mcpServers": []}
     try:
-        await probe.request("session/load", params, CALL_TIMEOUT)
+        await probe.request("session/load", params, ctx.call_timeout)
     except (RpcError, TimeoutError) as error:
-        ctx.fail(case, R_ADVERTISED, why(error))
+        ctx.fail(case, R_ADVERTISED, why(error, ctx.call_timeout))
         return
     replayed = _agent_text(probe.updates(ctx.session_id, mark))
     if ctx.turn_text and ctx.turn_text.strip() not in replayed:
@@ -611,14 +627,23 @@ def check_schema(ctx: Context, probe: Probe) -> None:
         ctx.add("every message matches the schema", "passed", detail=f"{received} messages")
 
 
+def check_stdout(ctx: Context, probe: Probe) -> None:
+    case = "stdout carries only ACP messages"
+    if probe.problems:
+        detail = f"{len(probe.problems)} line(s) that are not ACP; first: {probe.problems[0]}"
+        ctx.fail(case, R_STDOUT, detail)
+    else:
+        ctx.add(case, "passed", detail="nothing else")
+
+
 def check_permissions(ctx: Context, probe: Probe) -> None:
     case = "permission requests name a reported tool call"
     if not probe.permission_requests:
         ctx.add(case, "n/a", detail="the agent asked no permission")
         return
     for line, announced in probe.permission_requests:
-        params = (line.msg or {}).get("params") or {}
-        call = params.get("toolCall") or (params.get("subject") or {}).get("toolCall") or {}
+        params = as_dict(as_dict(line.msg).get("params"))
+        call = as_dict(params.get("toolCall") or as_dict(params.get("subject")).get("toolCall"))
         call_id = call.get("toolCallId")
         if call_id is not None and call_id not in announced:
             ctx.fail(case, R_PERMISSION, f"asked about {call_id!r} before reporting it", line)
@@ -630,7 +655,8 @@ def check_client_methods(ctx: Context, probe: Probe) -> None:
     case = "fs/* and terminal/* only as advertised"
     if probe.client_calls:
         first = probe.client_calls[0]
-        detail = f"called {first.msg.get('method')} though the client advertised no such capability"
+        method = as_dict(first.msg).get("method")
+        detail = f"called {method} though the client advertised no such capability"
         ctx.fail(case, R_CLIENT_METHODS, detail, first)
     else:
         ctx.add(case, "passed", detail="none used (none advertised)")

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from acp_tui.check import DEFAULT_PROMPT, run_check
+from acp_tui.check.cases import CALL_TIMEOUT, TURN_TIMEOUT
 from acp_tui.check.report import as_json, junit, text
 from acp_tui.launcher import LaunchError
 
@@ -33,6 +34,20 @@ def parser() -> argparse.ArgumentParser:
         help="the prompt of the cases that need a model (a prompt turn, a cancel mid-turn)",
     )
     parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long a request may take (default: {CALL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--turn-timeout",
+        type=float,
+        default=TURN_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long a prompt turn may take (default: {TURN_TIMEOUT:g})",
+    )
     return parser
 
 
@@ -43,7 +58,12 @@ async def check(argv: Sequence[str], agent_command: list[str]) -> int:
         return 2
     try:
         report = await run_check(
-            agent_command, version=args.protocol_version, prompt=args.prompt, auth=args.auth
+            agent_command,
+            version=args.protocol_version,
+            prompt=args.prompt,
+            auth=args.auth,
+            call_timeout=args.call_timeout,
+            turn_timeout=args.turn_timeout,
         )
     except LaunchError as error:
         print(f"acp-tui check: {error}", file=sys.stderr)

@@ -56,6 +56,8 @@ class Probe:
     env: dict[str, str] = field(default_factory=dict)
     lines: list[Line] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    """What the connection could not take as a JSON-RPC message (noise on stdout, …)."""
     client_calls: list[Line] = field(default_factory=list)
     """The agent's requests for `fs/*` and `terminal/*`, which this client did not advertise."""
     permission_requests: list[tuple[Line, set[str]]] = field(default_factory=list)
@@ -70,7 +72,11 @@ class Probe:
     async def start(self) -> None:
         self.process = await AgentProcess.start(self.argv, self.cwd, env=self.env)
         self.connection = Connection(
-            self.process.stdout, self.process.stdin, self, on_traffic=self._traffic
+            self.process.stdout,
+            self.process.stdin,
+            self,
+            on_traffic=self._traffic,
+            on_problem=self.problems.append,
         )
         self._reader = asyncio.ensure_future(self.connection.run())
 
