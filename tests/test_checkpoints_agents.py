@@ -100,3 +100,65 @@ def test_no_checkpoints_when_asked_not_to(tmp_path: Path) -> None:
     )
     assert run.returncode == 0 and "changed" not in run.stderr
     assert not (tmp_path / "data" / "acp-tui" / "checkpoints").exists()
+
+
+def test_a_repository_of_the_users_is_untouched_by_turns_and_rewinds(tmp_path: Path) -> None:
+    import hashlib
+    import os
+    import subprocess
+
+    ws = workspace(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "target.txt").write_text("not the workspace's\n")
+    (ws / "elsewhere").symlink_to(outside)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env |= {"GIT_AUTHOR_NAME": "u", "GIT_AUTHOR_EMAIL": "u@x"}
+    env |= {"GIT_COMMITTER_NAME": "u", "GIT_COMMITTER_EMAIL": "u@x"}
+
+    def git(*args: str) -> str:
+        return subprocess.run(
+            ["git", *args], cwd=ws, env=env, capture_output=True, text=True, check=True
+        ).stdout
+
+    git("init", "-q")
+    git("add", "app.py")
+    git("commit", "-qm", "first")
+    (ws / "app.py").write_text("staged\n")
+    git("add", "app.py")
+
+    def index() -> str:
+        return hashlib.sha256((ws / ".git" / "index").read_bytes()).hexdigest()
+
+    def fingerprint() -> tuple[object, ...]:
+        return git("status", "--porcelain=v2", "--untracked-files=all"), git("for-each-ref")
+
+    before = fingerprint()
+    index_before = index()  # after `git status` refreshed it
+    steps = "\n".join(
+        [
+            "sh head -c 20000000 /dev/zero > huge.bin",
+            "sh printf 'a\\0b' > data.bin",
+            "write app.py by the agent",
+            "sh rm old.txt",
+        ]
+    )
+    run = run_cli(tmp_path, "--cwd", str(ws), "-p", steps, "--", *DISK_AGENT)
+    assert run.returncode == 0, run.stderr
+    listed = run_cli(tmp_path, "changes", "--cwd", str(ws))
+    assert "  A  data.bin  binary" in listed.stdout
+    assert "  -  huge.bin: not kept (larger than 16 MB (19.1 MB))" in listed.stdout
+    assert "elsewhere" not in listed.stdout  # skipped before and after: not this turn's
+
+    rewound = run_cli(tmp_path, "rewind", "hostile", "--turn", "1", "--yes", "--cwd", str(ws))
+    assert rewound.returncode == 0, rewound.stderr
+    assert (ws / "app.py").read_text() == "staged\n"
+    assert (ws / "old.txt").read_text() == "keep me\n"
+    assert not (ws / "data.bin").exists()
+    assert (ws / "huge.bin").stat().st_size == 20_000_000  # never stored: left alone
+    assert os.readlink(ws / "elsewhere") == str(outside)
+    assert [p.name for p in outside.iterdir()] == ["target.txt"]
+    # The index is as the user's last git command left it; then git sees what it saw.
+    assert index() == index_before
+    (ws / "huge.bin").unlink()
+    assert fingerprint() == before

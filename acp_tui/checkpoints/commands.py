@@ -8,8 +8,9 @@ stderr; 2 a usage error; 3 (`rewind`) nothing was done because it was not confir
 from __future__ import annotations
 
 import argparse
+import functools
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 
@@ -77,6 +78,23 @@ def _when(stamp: float | None) -> str:
 # -- changes ---------------------------------------------------------------------------------------
 
 
+def _reported(command: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str]], int]:
+    """Failures as one line on stderr and exit status 1."""
+
+    @functools.wraps(command)
+    def run(argv: Sequence[str]) -> int:
+        try:
+            return command(argv)
+        except _Failure as failure:
+            _warn(str(failure))
+        except (CheckpointError, GitFailed, OSError) as error:
+            _warn(str(error))
+        return EXIT_FAILED
+
+    return run
+
+
+@_reported
 def changes(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="acp-tui changes",
@@ -92,29 +110,22 @@ def changes(argv: Sequence[str]) -> int:
     parser.add_argument("--patch", action="store_true", help="the diffs too, as a patch")
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the workspace")
     args = parser.parse_args(argv)
-    try:
-        store = _store(args.cwd)
-        session_id = _session(store, args.session)
-        checkpoints = SessionCheckpoints(store, session_id)
-        turns = checkpoints.turns()
-        if args.turn is not None:
-            turns = [t for t in turns if t.turn == args.turn]
-            if not turns:
-                raise _Failure(f"session {session_id} has no checkpoint for turn {args.turn}")
-        print(f"Session {session_id} in {store.workspace}")
-        for checkpoint in turns:
-            turn_changes = checkpoints.changes(checkpoint)
-            _print_turn(turn_changes)
-            if args.patch and turn_changes.files:
-                after = checkpoint.after or _now(store)
-                assert checkpoint.before is not None
-                sys.stdout.write(store.patch(checkpoint.before, after))
-    except _Failure as failure:
-        _warn(str(failure))
-        return EXIT_FAILED
-    except (CheckpointError, GitFailed, OSError) as error:
-        _warn(str(error))
-        return EXIT_FAILED
+    store = _store(args.cwd)
+    session_id = _session(store, args.session)
+    checkpoints = SessionCheckpoints(store, session_id)
+    turns = checkpoints.turns()
+    if args.turn is not None:
+        turns = [t for t in turns if t.turn == args.turn]
+        if not turns:
+            raise _Failure(f"session {session_id} has no checkpoint for turn {args.turn}")
+    print(f"Session {session_id} in {store.workspace}")
+    for checkpoint in turns:
+        turn_changes = checkpoints.changes(checkpoint)
+        _print_turn(turn_changes)
+        if args.patch and turn_changes.files:
+            after = checkpoint.after or _now(store)
+            assert checkpoint.before is not None
+            sys.stdout.write(store.patch(checkpoint.before, after))
     return EXIT_OK
 
 
@@ -138,6 +149,7 @@ def _print_turn(turn: TurnChanges) -> None:
 # -- rewind ------------------------------------------------------------------------------------
 
 
+@_reported
 def rewind(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="acp-tui rewind",
@@ -159,24 +171,17 @@ def rewind(argv: Sequence[str]) -> int:
     args = parser.parse_args(argv)
     if (args.turn is None) == (not args.undo):
         parser.error("give --turn N or --undo")
-    try:
-        store = _store(args.cwd)
-        session_id = _session(store, args.session)
-        if args.undo:
-            done = rewinds(store, session_id)
-            if not done:
-                raise _Failure(f"session {session_id} has no rewind to undo")
-            plan = undo_plan(store, done[-1], session_id)
-        else:
-            paths = [_relative(store, p) for p in args.file] if args.file else None
-            plan = plan_rewind(SessionCheckpoints(store, session_id), args.turn, paths)
-        return _rewind(store, plan, args.yes, session_id)
-    except _Failure as failure:
-        _warn(str(failure))
-        return EXIT_FAILED
-    except (CheckpointError, GitFailed, OSError) as error:
-        _warn(str(error))
-        return EXIT_FAILED
+    store = _store(args.cwd)
+    session_id = _session(store, args.session)
+    if args.undo:
+        done = rewinds(store, session_id)
+        if not done:
+            raise _Failure(f"session {session_id} has no rewind to undo")
+        plan = undo_plan(store, done[-1], session_id)
+    else:
+        paths = [_relative(store, p) for p in args.file] if args.file else None
+        plan = plan_rewind(SessionCheckpoints(store, session_id), args.turn, paths)
+    return _rewind(store, plan, args.yes, session_id)
 
 
 def _relative(store: CheckpointStore, path: str) -> str:

@@ -280,7 +280,7 @@ def _text(store: CheckpointStore, commit: str, path: str) -> str:
 
 
 def _read(root: str, path: str) -> str:
-    fd, name = _open_parent_existing(root, path)
+    fd, name = _open_parent(root, path, create=False)
     try:
         handle = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
     except FileNotFoundError:
@@ -347,9 +347,9 @@ class _InTheWay(OSError):
     """Something in the workspace stops a file from being restored safely."""
 
 
-def _open_parent(root: str, path: str) -> tuple[int, str]:
-    """The directory holding `path` (made if missing), opened without following a link on
-    the way; and the file's name in it."""
+def _open_parent(root: str, path: str, *, create: bool = True) -> tuple[int, str]:
+    """The directory holding `path` (made if missing, with `create`), opened without following
+    a link on the way; and the file's name in it."""
     *directories, name = path.split("/")
     if not name or any(part in ("", ".", "..") for part in (*directories, name)):
         raise _InTheWay(f"not a path in the workspace: {path!r}")
@@ -359,13 +359,15 @@ def _open_parent(root: str, path: str) -> tuple[int, str]:
             try:
                 child = os.open(part, _WALK_FLAGS, dir_fd=fd)
             except FileNotFoundError:
+                if not create:
+                    raise
                 with contextlib.suppress(FileExistsError):
                     os.mkdir(part, 0o777, dir_fd=fd)
                 child = os.open(part, _WALK_FLAGS, dir_fd=fd)
             except OSError as error:
                 if _is_link(part, fd):
                     raise _InTheWay(
-                        f"{part!r} on the way is a symbolic link: not restored through it"
+                        f"{part!r} on the way is a symbolic link: nothing is written through it"
                     ) from error
                 raise
             os.close(fd)
@@ -439,7 +441,7 @@ def _delete(root: str, path: str) -> None:
     """Delete the file (a link itself, never what it points to), then the directories the
     deletion left empty."""
     try:
-        fd, name = _open_parent_existing(root, path)
+        fd, name = _open_parent(root, path, create=False)
     except FileNotFoundError:
         return
     try:
@@ -458,27 +460,6 @@ def _delete(root: str, path: str) -> None:
         except OSError:
             break
         parts.pop()
-
-
-def _open_parent_existing(root: str, path: str) -> tuple[int, str]:
-    *directories, name = path.split("/")
-    fd = os.open(root, _WALK_FLAGS)
-    try:
-        for part in directories:
-            try:
-                child = os.open(part, _WALK_FLAGS, dir_fd=fd)
-            except OSError as error:
-                if _is_link(part, fd):
-                    raise _InTheWay(
-                        f"{part!r} on the way is a symbolic link: not deleted through it"
-                    ) from error
-                raise
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, name
 
 
 __all__ = [
