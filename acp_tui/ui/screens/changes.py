@@ -413,16 +413,20 @@ async def confirm_and_apply(
     return None
 
 
-def report(app: AcpApp, session: Session, result: RewindResult, what: str) -> None:
+def report(
+    app: AcpApp, session: Session, result: RewindResult, what: str, verb: str = "Rewound"
+) -> None:
     """Say in the conversation what a rewind did (it is part of the session's story)."""
     count = len(result.restored)
     noun = "file" if count == 1 else "files"
-    detail = ["Ctrl+P, Undo the last rewind, brings back what was there."]
-    detail += [f"left as it was: {path} ({reason})" for path, reason in result.failed]
-    detail.append("The agent was not told: it sees the files as they are when it next reads them.")
-    session.notice("rewind", f"Rewound {what}: {count} {noun} put back", "\n".join(detail))
+    detail = [f"left as it was: {path} ({reason})" for path, reason in result.failed]
+    detail.append(
+        "U in the changes view (F3) undoes it. The agent was not told: it sees the files as "
+        "they are when it next reads them."
+    )
+    session.notice("rewind", f"{verb} {what}: {count} {noun} put back", "\n".join(detail))
     severity = "warning" if result.failed else "information"
-    app.notify(f"{count} {noun} put back", title=f"Rewound {what}", severity=severity)
+    app.notify(f"{count} {noun} put back", title=f"{verb} {what}", severity=severity)
 
 
 async def undo_last_rewind(app: AcpApp, checkpointer: Checkpointer, session: Session) -> None:
@@ -445,7 +449,7 @@ async def undo_last_rewind(app: AcpApp, checkpointer: Checkpointer, session: Ses
         return
     result = await confirm_and_apply(app, checkpointer, plan, "Undo the last rewind?")
     if result is not None:
-        report(app, session, result, "the last rewind")
+        report(app, session, result, "the last rewind", verb="Undid")
 
 
 def summary_parts(changes: TurnChanges) -> list[tuple[str, str]]:

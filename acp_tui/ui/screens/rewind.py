@@ -50,7 +50,8 @@ class RewindScreen(Dialog[Answer]):
             count = len(plan.files)
             noun = "file" if count == 1 else "files"
             yield Static(
-                f"{count} {noun} go back to how they were before {plan.label}:",
+                f"{count} {noun} {'goes' if count == 1 else 'go'} back to how "
+                f"{'it was' if count == 1 else 'they were'} before {plan.label}:",
                 classes="rewind--intro",
             )
             with VerticalScroll():
@@ -62,7 +63,8 @@ class RewindScreen(Dialog[Answer]):
                     classes="rewind--warning",
                 )
             yield Static(
-                "What is there now is kept first: Ctrl+P, Undo the last rewind, brings it back.",
+                "What is there now is kept first: U in the changes view (or Ctrl+P, Undo the "
+                "last rewind) brings it back.",
                 classes="rewind--undo",
             )
             keys = "y / enter  rewind     n / esc  cancel"
