@@ -121,7 +121,7 @@ async def test_the_text_report_names_the_rule_and_the_line() -> None:
     assert "✗ prompt turn" in shown
     assert "rule: protocol/prompt-turn#stop-reasons" in shown
     assert '"stopReason":"done"' in shown
-    assert shown.rstrip().endswith("10 passed, 2 failed (2 MUST broken), 9 not applicable")
+    assert shown.rstrip().endswith("11 passed, 2 failed (2 MUST broken), 9 not applicable")
 
 
 async def test_a_missing_agent_is_a_clear_error() -> None:

@@ -98,3 +98,59 @@ async def test_a_turn_that_changes_nothing_adds_no_line(tmp_path: Path) -> None:
         assert isinstance(screen, ChangesScreen)
         await wait_until(pilot, lambda: screen.changes is not None)
         assert screen.changes is not None and screen.changes.files == []
+
+
+async def test_rewind_and_continue_from_there_in_a_new_session(tmp_path: Path) -> None:
+    async with started_app(tmp_path, permission="allow") as (app, pilot):
+        workspace = app.options.cwd
+        readme = (workspace / "README.md").read_text()
+        await send(app, pilot, "/edit app.py")
+        await wait_idle(app, pilot)
+        await send(app, pilot, "/edit README.md")
+        await wait_idle(app, pilot)
+        edited_app = (workspace / "app.py").read_text()
+        first = app.session
+        assert first is not None
+        await pilot.press("f3")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+        screen = app.screen
+        await wait_until(pilot, lambda: screen.changes is not None)  # type: ignore[attr-defined]
+        assert screen.changes.turn == 2  # type: ignore[attr-defined]
+        await pilot.press("R")
+        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+        await pilot.press("c")
+        await wait_until(pilot, lambda: app.session is not first and app.screen is app.chat)
+        assert (workspace / "README.md").read_text() == readme
+        assert (workspace / "app.py").read_text() == edited_app  # turn 1 is kept
+        [notice] = notices(app, "info")
+        assert notice.title == "A new session, from before turn 2 of the last one"
+        context = app.chat.context
+        assert context is not None and "Turn 1. The user: /edit app.py" in context
+        assert "README" not in context
+
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        assert app.chat.context is None
+        prompt = next(m for m in app.session.state.timeline if getattr(m, "role", "") == "user")
+        assert prompt.text.startswith("[Context from acp-tui]")  # type: ignore[union-attr]
+        assert prompt.text.endswith("hello")  # type: ignore[union-attr]
+
+
+def test_the_summary_of_kept_turns_is_short_and_says_what_is_forgotten() -> None:
+    from acp_tui.protocol.content import text_block
+    from acp_tui.session.state import Message, SessionState, ToolCallState
+    from acp_tui.session.summary import TOTAL_CHARS, kept_turns_summary
+
+    state = SessionState()
+    for turn in range(1, 40):
+        state.timeline.append(
+            Message(f"u{turn}", "user", turn, [text_block(f"do thing {turn} " * 50)])
+        )
+        state.timeline.append(ToolCallState(f"t{turn}", turn, title=f"Edit f{turn}.py"))
+    summary = kept_turns_summary(state, 30)
+    assert len(summary) < TOTAL_CHARS + 200
+    assert "You do not remember the earlier session" in summary
+    assert "Turn 29. The user: do thing 29" in summary and "thing 30" not in summary
+    assert "Edit f29.py (pending)" in summary
+    empty = kept_turns_summary(SessionState(), 1)
+    assert "nothing came before that turn" in empty

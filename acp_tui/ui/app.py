@@ -700,6 +700,47 @@ class AcpApp(App[int]):
         conversation.session = opened.session
         chat.attach(opened.session)
 
+    async def continue_before(self, turn: int) -> None:
+        """After a rewind to before `turn`: go on in a new session with the same agent (ACP
+        cannot make an agent forget turns), its first prompt carrying a summary of the turns
+        kept."""
+        from acp_tui.session.summary import kept_turns_summary
+
+        conversation, chat = self.conversation, self.chat
+        client, old = conversation.client, conversation.session
+        if client is None or old is None or not self.agent_running:
+            self.notify("Restart the agent first (Ctrl+R).", title="The agent is not running")
+            return
+        summary = kept_turns_summary(old.state, turn)
+        if conversation.opened is not None:
+            conversation.opened.close()
+            conversation.opened = None
+        with contextlib.suppress(Exception):
+            await client.close_session(old)
+        try:
+            if self.startup is None:
+                session = await client.new_session()
+            else:
+                agent = self.startup.agent
+                conversation.opened = await start_conversation(
+                    client, self.store, agent.name, mode=agent.mode, model=agent.model
+                )
+                session = conversation.opened.session
+        except RpcError as error:
+            self.notify(error.message, title="No new session", severity="error")
+            return
+        conversation.session = session
+        chat.attach(session)
+        chat.context = summary
+        kept = f"turns 1 to {turn - 1}" if turn > 2 else "turn 1" if turn == 2 else "no turn"
+        session.notice(
+            "info",
+            f"A new session, from before turn {turn} of the last one",
+            f"The files are as they were before that turn. The agent does not remember the "
+            f"earlier session: your next prompt carries a short summary of {kept} (what you "
+            "asked, the tools it used, what it answered). Ctrl+O opens the earlier session.",
+        )
+
     def action_export(self) -> None:
         """Write the session as Markdown in the workspace; a notice says where."""
         from acp_tui.export import export_path, session_markdown

@@ -19,6 +19,7 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
+from acp_tui.protocol.content import text_block
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.session.controller import PendingPermission, Session
 from acp_tui.session.elicitation import PendingElicitation
@@ -80,6 +81,8 @@ class ChatScreen(Screen[None]):
         self.files: list[str] = []
         self._sending = False
         self._title_before: str | None = None
+        self.context: str | None = None
+        """Sent ahead of the next prompt (a new session's summary of the turns it continues)."""
 
     def compose(self) -> ComposeResult:
         yield SessionBar(id="sessions")
@@ -261,6 +264,9 @@ class ChatScreen(Screen[None]):
     async def _run_turn(self, session: Session, text: str) -> None:
         embed = session.client.info.supports("embedded_context")
         blocks = prompt_blocks(text, self.workspace, embed=embed)
+        if self.context is not None:
+            blocks = [text_block(self.context), *blocks]
+            self.context = None
         stop_reason: str | None = None
         checkpoints = self.app.checkpoints
         try:

@@ -38,7 +38,7 @@ from acp_tui.checkpoints.store import FileChange
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
 from acp_tui.protocol.content import ToolCallContent
 from acp_tui.ui.render.changes import LETTER_STYLES, counted
-from acp_tui.ui.screens.rewind import RewindScreen
+from acp_tui.ui.screens.rewind import Answer, RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
 
 if TYPE_CHECKING:
@@ -334,7 +334,12 @@ class ChangesScreen(Screen[None]):
         if self.changes is None or not self._idle():
             return
         turn = self.changes.turn
-        await self._rewind(f"Rewind turn {turn}?", lambda c: plan_rewind(c, turn))
+        answer = await self._rewind(
+            f"Rewind turn {turn}?", lambda c: plan_rewind(c, turn), can_continue=True
+        )
+        if answer == "continue":
+            self.dismiss()
+            await self.app.continue_before(turn)
 
     @work(group="changes-act", exclusive=True, exit_on_error=False)
     async def action_revert_file(self) -> None:
@@ -367,50 +372,65 @@ class ChangesScreen(Screen[None]):
         self.load()
 
     async def _rewind(
-        self, title: str, plan_for: Callable[[SessionCheckpoints], RewindPlan]
-    ) -> None:
+        self,
+        title: str,
+        plan_for: Callable[[SessionCheckpoints], RewindPlan],
+        *,
+        can_continue: bool = False,
+    ) -> Answer | None:
+        """Plan, ask, rewind and say so; the answer (None when nothing was done)."""
         checkpoints = self._session_checkpoints()
         if checkpoints is None:
-            return
+            return None
         try:
             plan = await self._run(lambda: plan_for(checkpoints))
         except FAILURES as error:
             self.app.notify(str(error), title="Not rewound", severity="error")
-            return
-        result = await confirm_and_apply(self.app, self.checkpointer, plan, title)
+            return None
+        answer, result = await confirm_and_apply(
+            self.app, self.checkpointer, plan, title, can_continue=can_continue
+        )
         if result is not None:
-            self._report(result, plan.label if not plan.turn else f"{plan.label}")
+            self._report(result, plan.label)
         self.load()
+        return answer if result is not None else None
 
     def _report(self, result: RewindResult, what: str) -> None:
         report(self.app, self.session, result, what)
 
 
 async def confirm_and_apply(
-    app: AcpApp, checkpointer: Checkpointer, plan: RewindPlan, title: str
-) -> RewindResult | None:
-    """Ask (the files, those changed after the turn picked out), then rewind; None when
-    nothing was done."""
-    if not plan.files:
+    app: AcpApp,
+    checkpointer: Checkpointer,
+    plan: RewindPlan,
+    title: str,
+    *,
+    can_continue: bool = False,
+) -> tuple[Answer, RewindResult | None]:
+    """Ask (the files, those changed after the turn picked out), then rewind; the answer,
+    and the result (None when nothing was done)."""
+    if not plan.files and not can_continue:
         app.notify(
             f"The files are as they were before {plan.label} already.", title="Nothing to do"
         )
-        return None
-    answer = await app.push_screen_wait(RewindScreen(plan, title))
+        return "cancel", None
+    answer = await app.push_screen_wait(RewindScreen(plan, title, can_continue=can_continue))
     if answer == "cancel":
-        return None
+        return answer, None
     store = checkpointer.store()
     if store is None:
-        return None
+        return answer, None
     try:
-        return await checkpointer.run(
+        result = await checkpointer.run(
             lambda: apply_rewind(store, plan, skip_conflicts=answer == "keep")
         )
     except Stale as error:
         app.notify(str(error), title="Not rewound", severity="warning")
     except FAILURES as error:
         app.notify(str(error), title="Not rewound", severity="error")
-    return None
+    else:
+        return answer, result
+    return answer, None
 
 
 def report(
@@ -447,7 +467,7 @@ async def undo_last_rewind(app: AcpApp, checkpointer: Checkpointer, session: Ses
     except FAILURES as error:
         app.notify(str(error), title="Not undone", severity="error")
         return
-    result = await confirm_and_apply(app, checkpointer, plan, "Undo the last rewind?")
+    _answer, result = await confirm_and_apply(app, checkpointer, plan, "Undo the last rewind?")
     if result is not None:
         report(app, session, result, "the last rewind", verb="Undid")
 

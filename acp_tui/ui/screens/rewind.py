@@ -14,7 +14,7 @@ from textual.widgets import Static
 from acp_tui.checkpoints.rewind import RewindPlan
 from acp_tui.ui.screens.dialog import Dialog
 
-Answer = Literal["all", "keep", "cancel"]
+Answer = Literal["all", "keep", "continue", "cancel"]
 SHOWN = 30
 """Files listed before `… and N more`."""
 
@@ -25,6 +25,7 @@ class RewindScreen(Dialog[Answer]):
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "answer('all')", "Rewind"),
         Binding("k", "answer('keep')", "Keep later changes"),
+        Binding("c", "answer('continue')", "Rewind and continue from here"),
         Binding("n,escape", "answer('cancel')", "Cancel"),
     ]
 
@@ -37,10 +38,12 @@ class RewindScreen(Dialog[Answer]):
     RewindScreen .rewind--keys { color: $text-muted; margin: 1 0 1 0; }
     """
 
-    def __init__(self, plan: RewindPlan, title: str) -> None:
+    def __init__(self, plan: RewindPlan, title: str, *, can_continue: bool = False) -> None:
         super().__init__()
         self.plan = plan
         self.title_text = title
+        self.can_continue = can_continue
+        """A whole turn: the conversation can go on from before it, in a new session."""
 
     def compose(self) -> ComposeResult:
         plan = self.plan
@@ -70,11 +73,19 @@ class RewindScreen(Dialog[Answer]):
             keys = "y / enter  rewind     n / esc  cancel"
             if conflicts:
                 keys = "y / enter  rewind all     k  keep the later changes     n / esc  cancel"
+            if self.can_continue:
+                keys += (
+                    "\nc  rewind, and continue the conversation from here in a new session "
+                    "(the agent gets a summary of the turns before; it does not remember "
+                    "them, nor anything after)"
+                )
             yield Static(keys, classes="rewind--keys")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and parameters == ("keep",):
             return bool(self.plan.conflicts)
+        if action == "answer" and parameters == ("continue",):
+            return self.can_continue
         return True
 
     def action_answer(self, answer: Answer) -> None:
