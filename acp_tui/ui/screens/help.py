@@ -64,6 +64,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Panels",
         [
             ("f2", "mode, model, other settings"),
+            ("f3", "what each turn changed; undo it"),
             ("shift+tab", "next mode"),
             ("f12", "protocol inspector"),
             ("ctrl+o", "sessions in this workspace"),
