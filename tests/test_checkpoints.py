@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_tui.checkpoints import CheckpointStore, SessionCheckpoints
+from acp_tui.checkpoints import CheckpointError, CheckpointStore, SessionCheckpoints
 from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.checkpoints.rewind import Stale, apply_rewind, plan_rewind, rewinds, undo_plan
 from acp_tui.checkpoints.store import inherited_excludes
@@ -338,3 +338,35 @@ def test_one_hunk_is_undone_and_the_rest_of_the_file_kept(tmp_path: Path, worksp
     write(workspace, {"long.txt": "".join(lines).replace("line 2\n", "user took it\n")})
     with pytest.raises(CheckpointError, match="changed since the turn"):
         revert_hunk(checkpoints, 1, "long.txt", 0)
+
+
+async def test_a_workspace_too_big_to_copy_turns_checkpoints_off_once(
+    tmp_path: Path, workspace: Path
+) -> None:
+    from acp_tui.session.state import SessionState
+
+    warnings: list[str] = []
+    checkpointer = Checkpointer(workspace, root=tmp_path / "store", on_warning=warnings.append)
+    store = checkpointer.store()
+    assert store is not None
+    store.max_files = 2
+
+    class FakeSession:
+        id = "s"
+        state = SessionState()
+
+        def __init__(self) -> None:
+            self.notices: list[str] = []
+
+        def notice(self, *args: str) -> None:
+            self.notices.append(args[1])
+
+    session = FakeSession()
+    await checkpointer.warm_up()
+    for _ in range(2):
+        assert not await checkpointer.before_turn(session, "hi")  # type: ignore[arg-type]
+    assert len(warnings) == 1 and "3 files are new or changed" in warnings[0]
+    assert checkpointer.unavailable is not None and session.notices == []
+    store.max_files, store.max_bytes = 100, 10
+    with pytest.raises(CheckpointError, match="too much to copy"):
+        store.snapshot()

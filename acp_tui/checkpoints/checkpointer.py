@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from acp_tui.checkpoints.git import GitFailed, GitMissing
-from acp_tui.checkpoints.store import CheckpointError, CheckpointStore
+from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, WorkspaceTooLarge
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges
 
 if TYPE_CHECKING:
@@ -77,6 +77,13 @@ class Checkpointer:
     async def _in_thread(self, function: Callable[[], T]) -> T:
         try:
             return await asyncio.to_thread(function)
+        except WorkspaceTooLarge as error:
+            # Said once; trying again each turn would walk it all again.
+            self._off(
+                f"Checkpoints are off in this workspace: {error}. A .gitignore leaves out what "
+                "need not be kept; --no-checkpoints silences this."
+            )
+            raise
         finally:
             warnings, self._warnings = self._warnings, []
             for warning in warnings:
@@ -99,7 +106,8 @@ class Checkpointer:
         try:
             await self._in_thread(warm)
         except FAILURES as error:
-            self._warn(f"Checkpoints: {error}")
+            if not isinstance(error, WorkspaceTooLarge):  # that one was said already
+                self._warn(f"Checkpoints: {error}")
 
     async def before_turn(self, session: Session, prompt: str) -> bool:
         """The checkpoint before the turn `session` is about to run; False (with a notice in
@@ -119,7 +127,8 @@ class Checkpointer:
         try:
             taken = await self._in_thread(take)
         except FAILURES as error:
-            session.notice("warning", "No checkpoint before this turn", str(error))
+            if not isinstance(error, WorkspaceTooLarge):
+                session.notice("warning", "No checkpoint before this turn", str(error))
             return False
         if taken:
             self._running[session_id] = turn
@@ -144,7 +153,8 @@ class Checkpointer:
         try:
             changes = await self._in_thread(take)
         except FAILURES as error:
-            session.notice("warning", "No checkpoint after this turn", str(error))
+            if not isinstance(error, WorkspaceTooLarge):
+                session.notice("warning", "No checkpoint after this turn", str(error))
             return None
         if changes is not None and (changes.files or changes.skipped):
             session.notice(CHANGES, changes.summary(), "\n".join(changes.lines()))

@@ -39,6 +39,11 @@ except ImportError:  # pragma: no cover - Windows: one process at a time, by the
 
 MAX_FILE_SIZE = 16 * 1024 * 1024
 """Files larger than this are not stored (listed as skipped): checkpoints are for source."""
+MAX_FILES = 200_000
+"""Files new or changed since the last checkpoint past which none is taken: a workspace that
+big (a home directory) is not a project, and copying it would take minutes and gigabytes."""
+MAX_BYTES = 4 << 30
+"""The same, in bytes to store in one checkpoint."""
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
 """`info/attributes` of the shadow: files are stored byte for byte, whatever the workspace's
@@ -60,6 +65,10 @@ ChangeStatus = Literal["added", "modified", "deleted"]
 
 class CheckpointError(Exception):
     """A checkpoint could not be taken or read (the message says why)."""
+
+
+class WorkspaceTooLarge(CheckpointError):
+    """Too much changed at once to be copied: checkpoints are off in this workspace."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,6 +139,10 @@ class CheckpointStore:
         self.git_dir = git_dir
         self.git = git
         self.max_size = max_size
+        self.max_files = MAX_FILES
+        self.max_bytes = MAX_BYTES
+        self._bytes = 0
+        """What the snapshot being taken is to store, in bytes."""
         self._lock = threading.RLock()
         self._depth = 0
 
@@ -208,10 +221,16 @@ class CheckpointStore:
         for entry in listed.split(b"\0"):
             if entry:
                 paths[os.fsdecode(entry[2:])] = None
+        if len(paths) > self.max_files:
+            raise WorkspaceTooLarge(
+                f"{len(paths):,} files are new or changed here since the last checkpoint "
+                f"(more than {self.max_files:,}): too many to copy"
+            )
         update: list[str] = []
         drop: list[str] = []
         skipped: list[Skipped] = []
         root = str(self.workspace)
+        self._bytes = 0
         for path in paths:
             if path.endswith("/"):
                 skipped.append(Skipped(path.rstrip("/"), "a repository of its own"))
@@ -225,6 +244,11 @@ class CheckpointStore:
             else:
                 skipped.append(Skipped(path, reason))
                 drop.append(path)
+        if self._bytes > self.max_bytes:
+            raise WorkspaceTooLarge(
+                f"{_size(self._bytes)} are new or changed here since the last checkpoint "
+                f"(more than {_size(self.max_bytes)}): too much to copy"
+            )
         if update:
             data = b"\0".join(os.fsencode(p) for p in update) + b"\0"
             self.git.run("update-index", "-z", "--add", "--remove", "--stdin", input=data)
@@ -253,6 +277,7 @@ class CheckpointStore:
                 return f"larger than {self.max_size // (1024 * 1024)} MB ({_size(info.st_size)})"
             if not os.access(full, os.R_OK):
                 return "unreadable (permission denied)"
+            self._bytes += info.st_size
             return None
         if stat.S_ISDIR(mode):
             return None  # it was a file; its files are listed on their own
