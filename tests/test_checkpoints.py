@@ -370,3 +370,35 @@ async def test_a_workspace_too_big_to_copy_turns_checkpoints_off_once(
     store.max_files, store.max_bytes = 100, 10
     with pytest.raises(CheckpointError, match="too much to copy"):
         store.snapshot()
+
+
+async def test_a_slow_checkpoint_says_why_the_prompt_waits(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import time
+
+    from acp_tui.checkpoints import checkpointer as module
+    from acp_tui.session.state import SessionState
+
+    waits: list[str] = []
+    checkpointer = Checkpointer(
+        workspace, root=tmp_path / "store", on_wait=lambda: waits.append("!")
+    )
+    monkeypatch.setattr(module, "SLOW", 0.05)
+    begin = SessionCheckpoints.begin
+
+    def slow_begin(self: SessionCheckpoints, turn: int, prompt: str = "") -> object:
+        time.sleep(0.3)
+        return begin(self, turn, prompt)
+
+    monkeypatch.setattr(SessionCheckpoints, "begin", slow_begin)
+
+    class FakeSession:
+        id = "s"
+        state = SessionState()
+
+    assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
+    assert waits == ["!"]
+    monkeypatch.setattr(SessionCheckpoints, "begin", begin)
+    assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
+    assert waits == ["!"]  # quick: nothing said

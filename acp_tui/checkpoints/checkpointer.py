@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 FAILURES = (CheckpointError, GitFailed, OSError)
+SLOW = 0.5
 CHANGES = "changes"
 """The severity of the notice that sums up a turn's changes."""
 
@@ -38,6 +39,7 @@ class Checkpointer:
         enabled: bool = True,
         ignore: Sequence[Path | None] = (),
         on_warning: Callable[[str], None] | None = None,
+        on_wait: Callable[[], None] | None = None,
     ) -> None:
         self.workspace = workspace
         self.root = root
@@ -46,6 +48,9 @@ class Checkpointer:
         self.unavailable: str | None = None if enabled else "checkpoints are turned off"
         """Why there are no checkpoints (None: there are)."""
         self._warn = on_warning or (lambda _message: None)
+        self._on_wait = on_wait
+        """Called when a prompt has waited `SLOW` seconds for its checkpoint (the first one
+        of a big workspace): the user is to know why nothing happens yet."""
         self._warnings: list[str] = []
         """Said from a worker thread; passed on from the event loop."""
         self._store: CheckpointStore | None = None
@@ -124,12 +129,18 @@ class Checkpointer:
             checkpoints.begin(turn, prompt)
             return True
 
+        waiting = None
+        if self._on_wait is not None:
+            waiting = asyncio.get_running_loop().call_later(SLOW, self._on_wait)
         try:
             taken = await self._in_thread(take)
         except FAILURES as error:
             if not isinstance(error, WorkspaceTooLarge):
                 session.notice("warning", "No checkpoint before this turn", str(error))
             return False
+        finally:
+            if waiting is not None:
+                waiting.cancel()
         if taken:
             self._running[session_id] = turn
         return taken

@@ -118,6 +118,12 @@ class AcpApp(App[int]):
             on_warning=lambda message: self.notify(
                 message, title="Checkpoints", severity="warning", timeout=8
             ),
+            on_wait=lambda: self.notify(
+                "The prompt is sent once the workspace is checkpointed (the first checkpoint "
+                "copies every file).",
+                title="Taking a checkpoint",
+                timeout=4,
+            ),
         )
         """The workspace's checkpoints, taken around every turn of every conversation."""
         self._config_dir = config_dir
