@@ -288,6 +288,7 @@ class HeadlessRun:
             # Signals stay caught until the agent (and every terminal it started) is gone:
             # a second one must not cut the shutdown short and leave them running.
             self._closing = True
+            self.checkpoints.close()
             if self.opened is not None:
                 self.opened.close()
             await self.client.close()

@@ -402,3 +402,22 @@ async def test_a_slow_checkpoint_says_why_the_prompt_waits(
     monkeypatch.setattr(SessionCheckpoints, "begin", begin)
     assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
     assert waits == ["!"]  # quick: nothing said
+
+
+async def test_closing_abandons_a_long_first_checkpoint_at_once(
+    tmp_path: Path, workspace: Path
+) -> None:
+    import asyncio
+    import time
+
+    write(workspace, {f"data/f{i}.txt": os.urandom(1 << 20).hex() for i in range(12)})
+    checkpointer = Checkpointer(workspace, root=tmp_path / "store")
+    warm = asyncio.create_task(checkpointer.warm_up())
+    await asyncio.sleep(0.15)
+    start = time.monotonic()
+    checkpointer.close()
+    await warm
+    assert time.monotonic() - start < 0.5
+    # The next acp-tui finds the shadow repository usable (git's lock file is gone).
+    store = open_store(tmp_path, workspace)
+    assert "data/f3.txt" in store.paths(store.snapshot().commit)

@@ -94,6 +94,13 @@ class Checkpointer:
             for warning in warnings:
                 self._warn(warning)
 
+    def close(self) -> None:
+        """No more checkpoints; the one being taken is abandoned (its git killed)."""
+        with self._open_lock:
+            self.unavailable = self.unavailable or "closed"
+            if self._store is not None:
+                self._store.git.stop()
+
     def session(self, session_id: str) -> SessionCheckpoints | None:
         """The checkpoints of one session (blocks: call it from a thread)."""
         store = self.store()

@@ -10,9 +10,11 @@ only their global ignore file is kept, since it says what they never want copied
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -105,6 +107,9 @@ class Git:
         settings = list(SETTINGS)
         if excludes_file is not None:
             settings.append(f"core.excludesFile={excludes_file}")
+        self.stopped = False
+        self._running: set[subprocess.Popen[bytes]] = set()
+        self._lock = threading.Lock()
         self._prefix = [self.executable]
         for setting in settings:
             self._prefix += ["-c", setting]
@@ -118,17 +123,36 @@ class Git:
     ) -> bytes:
         """Run `git ARGS` in the work tree; its stdout. `GitFailed` when it fails (unless
         `check` is false)."""
-        result = subprocess.run(
+        if self.stopped:
+            raise GitFailed(args, -1, "acp-tui is closing")
+        process = subprocess.Popen(
             [*self._prefix, *args],
-            input=input,
-            capture_output=True,
+            stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             cwd=self.work_tree,
             env={**self.env, **env} if env else self.env,
-            check=False,
         )
-        if check and result.returncode != 0:
-            raise GitFailed(args, result.returncode, result.stderr.decode("utf-8", "replace"))
-        return result.stdout
+        with self._lock:
+            self._running.add(process)
+        try:
+            stdout, stderr = process.communicate(input)
+        finally:
+            with self._lock:
+                self._running.discard(process)
+        if check and process.returncode != 0:
+            raise GitFailed(args, process.returncode, stderr.decode("utf-8", "replace"))
+        return stdout
+
+    def stop(self) -> None:
+        """Kill the git commands running (acp-tui is quitting: a first checkpoint of a big
+        workspace must not hold it up), and run no more."""
+        self.stopped = True
+        with self._lock:
+            running = list(self._running)
+        for process in running:
+            with contextlib.suppress(OSError):
+                process.kill()
 
     def init(self) -> None:
         """Create the shadow repository (bare: its work tree is given on each command)."""

@@ -192,6 +192,10 @@ class CheckpointStore:
                     return
                 with open(self.git_dir / "acp-tui.lock", "a") as lock:
                     fcntl.flock(lock, fcntl.LOCK_EX)
+                    # Only a holder of this lock writes the index: a lock file of git's left
+                    # now is from a git killed mid-way (acp-tui quit during a checkpoint).
+                    with contextlib.suppress(FileNotFoundError):
+                        (self.git_dir / "index.lock").unlink()
                     try:
                         yield
                     finally:

@@ -588,6 +588,7 @@ class AcpApp(App[int]):
         if self._shutting_down:
             return
         self._shutting_down = True
+        self.checkpoints.close()
         await asyncio.gather(*(self._stop(c) for c in self.conversations))
         if self.store is not None:
             self.store.close()
