@@ -19,14 +19,15 @@ import stat
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChange, Snapshot
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
+from acp_tui.protocol.jsonrpc import RpcError
+from acp_tui.services.workspace import Workspace
 
 UNDO_ROOT = "refs/acp-tui/rewinds"
-
-_WALK_FLAGS = getattr(os, "O_PATH", os.O_RDONLY) | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 
 @dataclass(slots=True)
@@ -349,40 +350,22 @@ class _InTheWay(OSError):
 
 def _open_parent(root: str, path: str, *, create: bool = True) -> tuple[int, str]:
     """The directory holding `path` (made if missing, with `create`), opened without following
-    a link on the way; and the file's name in it."""
-    *directories, name = path.split("/")
-    if not name or any(part in ("", ".", "..") for part in (*directories, name)):
+    a link on the way, as for an agent's writes; and the file's name in it.
+    `FileNotFoundError` when it is missing and not to be made."""
+    parts = path.split("/")
+    if any(part in ("", ".", "..") for part in parts):
         raise _InTheWay(f"not a path in the workspace: {path!r}")
-    fd = os.open(root, _WALK_FLAGS)
     try:
-        for part in directories:
-            try:
-                child = os.open(part, _WALK_FLAGS, dir_fd=fd)
-            except FileNotFoundError:
-                if not create:
-                    raise
-                with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o777, dir_fd=fd)
-                child = os.open(part, _WALK_FLAGS, dir_fd=fd)
-            except OSError as error:
-                if _is_link(part, fd):
-                    raise _InTheWay(
-                        f"{part!r} on the way is a symbolic link: nothing is written through it"
-                    ) from error
-                raise
-            os.close(fd)
-            fd = child
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, name
-
-
-def _is_link(name: str, dir_fd: int) -> bool:
-    try:
-        return stat.S_ISLNK(os.lstat(name, dir_fd=dir_fd).st_mode)
-    except OSError:
-        return False
+        return Workspace([Path(root)]).open_parent(path, Path(root, *parts), create=create)
+    except RpcError as error:
+        reason = error.data.get("reason") if isinstance(error.data, dict) else None
+        if reason == "not_found":
+            raise FileNotFoundError(path) from error
+        raise _InTheWay(
+            "a symbolic link (or a file) is where a directory was: nothing is written through it"
+            if reason in ("symlink", "not_a_directory")
+            else error.message
+        ) from error
 
 
 def _write(root: str, path: str, data: bytes, mode: str) -> None:
