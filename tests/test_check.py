@@ -21,6 +21,38 @@ DEMO = [sys.executable, "-m", "acp_tui.demo", "--speed", "1"]
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
 
 
+FLAWS = [
+    "none",
+    "echo-version",
+    "unknown-method-ok",
+    "params-internal",
+    "bad-stop-reason",
+    "late-updates",
+    "deaf-to-cancel",
+    "permission-first",
+    "uses-fs",
+    "bad-update",
+    "no-exit",
+]
+HOSTILE = ["polite", "late-updates", "stdout-noise", "protocol-junk", "deaf-to-cancel"]
+
+
+@pytest.fixture(scope="module")
+def reports() -> dict[str, Report]:
+    """Every flawed and hostile agent checked once, all at the same time: each check mostly
+    waits (on turns, timeouts, exits), so together they take about as long as the slowest."""
+
+    async def check_all() -> list[Report]:
+        checks = [run_check([*FLAWED, flaw]) for flaw in FLAWS]
+        checks += [
+            run_check(AGENTS[name].argv(), call_timeout=2, turn_timeout=5) for name in HOSTILE
+        ]
+        return await asyncio.gather(*checks)
+
+    keys = [*FLAWS, *(f"hostile:{name}" for name in HOSTILE)]
+    return dict(zip(keys, asyncio.run(check_all()), strict=True))
+
+
 def failed(report: Report) -> dict[str, str]:
     """The failed cases, each with the level of the rule it broke."""
     return {f.case: f.rule.level for f in report.findings if f.status == "failed" and f.rule}
@@ -39,8 +71,8 @@ async def test_the_demo_agent_keeps_every_rule(version: int) -> None:
     assert report.agent == "acp-tui demo agent 0.1.0"
 
 
-async def test_an_agent_that_keeps_the_rules_passes() -> None:
-    report = await run_check([*FLAWED, "none"])
+def test_an_agent_that_keeps_the_rules_passes(reports: dict[str, Report]) -> None:
+    report = reports["none"]
     assert failed(report) == {}, text(report)
     assert {f.case: f.status for f in report.findings}["cancel mid-turn"] == "passed"
 
@@ -66,10 +98,10 @@ async def test_an_agent_that_keeps_the_rules_passes() -> None:
         ("no-exit", "exits when stdin closes", "SHOULD", "still running 5 s after"),
     ],
 )
-async def test_each_broken_rule_fails_its_case_and_no_other(
-    flaw: str, case: str, level: str, detail: str
+def test_each_broken_rule_fails_its_case_and_no_other(
+    reports: dict[str, Report], flaw: str, case: str, level: str, detail: str
 ) -> None:
-    report = await run_check([*FLAWED, flaw])
+    report = reports[flaw]
     broken = failed(report)
     # Some flaws break two rules at once: an echoed version is wrong for both offers; a method
     # answered with a result fails both unknown-method cases; a made-up stop reason or tool
@@ -115,8 +147,8 @@ async def test_the_command_reports_in_text_json_and_junit(tmp_path: Path) -> Non
     assert [f.get("type") for f in suite.iter("failure")] == ["MUST", "MUST"]
 
 
-async def test_the_text_report_names_the_rule_and_the_line() -> None:
-    report = await run_check([*FLAWED, "bad-stop-reason"])
+def test_the_text_report_names_the_rule_and_the_line(reports: dict[str, Report]) -> None:
+    report = reports["bad-stop-reason"]
     shown = text(report)
     assert "✗ prompt turn" in shown
     assert "rule: protocol/prompt-turn#stop-reasons" in shown
@@ -171,7 +203,9 @@ never answers requests it does not expect, and takes any session/new."""
         ("deaf-to-cancel", UNANSWERED | {"prompt turn", "exits when stdin closes"}),
     ],
 )
-async def test_each_hostile_agent_fails_exactly_its_cases(name: str, expected: set[str]) -> None:
+def test_each_hostile_agent_fails_exactly_its_cases(
+    reports: dict[str, Report], name: str, expected: set[str]
+) -> None:
     agent = AGENTS[name]
-    report = await run_check(agent.argv(), call_timeout=2, turn_timeout=5)
+    report = reports[f"hostile:{name}"]
     assert set(failed(report)) == expected, f"{agent.misbehaviour}\n{text(report)}"
