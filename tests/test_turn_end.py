@@ -59,7 +59,12 @@ def test_closing_a_turn_closes_only_its_open_calls() -> None:
     reducer.tool_call_for(state, "old").status = "in_progress"
     reducer.end_turn(state, "end_turn")
     reducer.begin_turn(state, [text_block("two")])
-    for call_id, status in [("asked", "pending"), ("run", "in_progress"), ("ok", "completed")]:
+    for call_id, status in [
+        ("asked", "pending"),
+        ("run", "in_progress"),
+        ("ok", "completed"),
+        ("odd", "_paused"),  # a status from the future is the agent's to close, and kept
+    ]:
         reducer.tool_call_for(state, call_id).status = status
     reducer.tool_call_rejected(state, "asked")
     changes = reducer.close_tool_calls(state)
@@ -69,6 +74,7 @@ def test_closing_a_turn_closes_only_its_open_calls() -> None:
         "asked": "rejected",
         "run": "cancelled",
         "ok": "completed",
+        "odd": "_paused",
     }
     assert [change.item.id for change in changes] == ["asked", "run"]
     assert all(change.kind == "tool_call" for change in changes)

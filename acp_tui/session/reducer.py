@@ -465,7 +465,7 @@ def close_tool_calls(state: s.SessionState) -> list[Change]:
     edit and never updates that call again), and a card must not say "pending" forever."""
     changes = []
     for call in state.tool_calls.values():
-        if call.turn == state.turn and not call.finished:
+        if call.turn == state.turn and call.open:
             call.status = "rejected" if call.id in state.rejected_tool_calls else "cancelled"
             changes.append(Change("tool_call", call))
     return changes

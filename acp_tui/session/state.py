@@ -17,6 +17,8 @@ Role = Literal["user", "agent", "thought"]
 TurnStatus = Literal["idle", "running", "requires_action", "cancelling"]
 FINISHED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled", "rejected"})
 """`rejected` is acp-tui's own: a call the user refused that the agent never closed itself."""
+OPEN_TOOL_STATUSES = frozenset({"pending", "in_progress"})
+"""What a turn's end closes; a status from the future (or a made-up one) is kept as it came."""
 
 
 @dataclass(slots=True, eq=False)
@@ -51,6 +53,10 @@ class ToolCallState:
     @property
     def finished(self) -> bool:
         return self.status in FINISHED_TOOL_STATUSES
+
+    @property
+    def open(self) -> bool:
+        return self.status in OPEN_TOOL_STATUSES
 
 
 @dataclass(slots=True, eq=False)
