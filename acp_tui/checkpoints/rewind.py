@@ -307,11 +307,6 @@ def _keep_after(store: CheckpointStore, plan: RewindPlan, undo: str) -> None:
     store.set_refs({f"{undo}/after": after.commit})
 
 
-def revert_file(checkpoints: SessionCheckpoints, turn: int, path: str) -> RewindPlan:
-    """Plan putting one file back as it was before turn `turn`."""
-    return plan_rewind(checkpoints, turn, [path])
-
-
 def rewinds(store: CheckpointStore, session_id: str) -> list[str]:
     """The rewinds done in a session (their refs), the latest last."""
     prefix = f"{UNDO_ROOT}/{session_key(session_id)}"
@@ -456,7 +451,6 @@ __all__ = [
     "hunks",
     "plan_restore",
     "plan_rewind",
-    "revert_file",
     "revert_hunk",
     "rewinds",
     "undo_plan",

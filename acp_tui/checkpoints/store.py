@@ -44,7 +44,6 @@ MAX_FILES = 200_000
 big (a home directory) is not a project, and copying it would take minutes and gigabytes."""
 MAX_BYTES = 4 << 30
 """The same, in bytes to store in one checkpoint."""
-EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 ATTRIBUTES = "* -text -eol -crlf -filter -ident -working-tree-encoding\n"
 """`info/attributes` of the shadow: files are stored byte for byte, whatever the workspace's
 `.gitattributes` ask (no line-ending conversion, no clean filters such as LFS)."""
@@ -371,10 +370,6 @@ class CheckpointStore:
                 name, commit, message = record.split("\0", 2)
                 result.append((name, commit, message))
         return sorted(result)
-
-    def delete_refs(self, names: Sequence[str]) -> None:
-        lines = "".join(f"delete {name}\n" for name in names)
-        self.git.run("update-ref", "--stdin", input=lines.encode())
 
 
 def _through_link(root: str, path: str) -> bool:
