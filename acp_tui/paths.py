@@ -1,5 +1,6 @@
 """Where acp-tui keeps things: the config directory (files the user edits, and rules saved for
-them) and the data directory (conversation records, the demo agent's sessions)."""
+them), the data directory (conversation records, the demo agent's sessions) and the cache
+directory (the agent registry and the agents installed from it)."""
 
 from __future__ import annotations
 
@@ -25,4 +26,19 @@ def data_dir() -> Path:
         base = Path.home() / "Library" / "Application Support"
     else:
         base = Path.home() / ".local" / "share"
+    return base / "acp-tui"
+
+
+def cache_dir() -> Path:
+    """acp-tui's cache directory (what can be fetched again: the agent registry, agents it
+    installed): `$XDG_CACHE_HOME/acp-tui`, else the platform's usual place (`~/.cache/acp-tui`
+    on Linux)."""
+    if xdg := os.environ.get("XDG_CACHE_HOME"):
+        base = Path(xdg)
+    elif sys.platform == "win32":
+        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
+    elif sys.platform == "darwin":
+        base = Path.home() / "Library" / "Caches"
+    else:
+        base = Path.home() / ".cache"
     return base / "acp-tui"

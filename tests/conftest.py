@@ -53,11 +53,19 @@ def gemini_cli() -> list[str]:
 @pytest.fixture(autouse=True, scope="session")
 def isolated_user_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Keep every test (and every acp-tui process a test starts) out of the user's own
-    config and data: records, permission rules and demo sessions go to a temporary home."""
+    config, data and cache: records, permission rules, demo sessions and the registry go to a
+    temporary home."""
     home = tmp_path_factory.mktemp("home")
     patch = pytest.MonkeyPatch()
-    for name, sub in (("XDG_CONFIG_HOME", "config"), ("XDG_DATA_HOME", "data")):
+    for name, sub in (
+        ("XDG_CONFIG_HOME", "config"),
+        ("XDG_DATA_HOME", "data"),
+        ("XDG_CACHE_HOME", "cache"),
+    ):
         (home / sub).mkdir()
         patch.setenv(name, str(home / sub))
+    # Nothing here may reach the real ACP Registry: a closed port fails at once, and acp-tui
+    # falls back to its packaged snapshot.
+    patch.setenv("ACP_TUI_REGISTRY_URL", "http://127.0.0.1:9/registry.json")
     yield
     patch.undo()

@@ -1,0 +1,275 @@
+"""How a registry agent is started: `npx -y PACKAGE ARGS`, `uvx PACKAGE ARGS`, or a binary
+archive for this platform downloaded into the cache, checked, extracted safely and run from
+there. Installed versions live in `<cache>/agents/<id>/<version>/`; a new version is unpacked
+beside the old one, which is removed only once the new one is in place."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import shutil
+import stat
+import sys
+import tarfile
+import tempfile
+import urllib.request
+import zipfile
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from acp_tui import __version__
+from acp_tui.paths import cache_dir
+from acp_tui.registry.index import BinaryTarget, RegistryAgent
+
+Progress = Callable[[int, int | None], None]
+"""Called with the bytes received so far and the total when the server said it."""
+
+HOW_TO_GET = {
+    "npx": "install Node.js (https://nodejs.org/), which brings npx",
+    "uvx": "install uv (https://docs.astral.sh/uv/getting-started/installation/), which brings uvx",
+}
+_CHUNK = 1 << 16
+
+
+class InstallError(Exception):
+    """A registry agent cannot be started or installed; the message is for the user."""
+
+
+@dataclass(slots=True)
+class LaunchPlan:
+    """How to start one registry agent."""
+
+    agent: RegistryAgent
+    kind: str
+    """`binary`, `npx` or `uvx`."""
+    command: list[str]
+    env: dict[str, str] = field(default_factory=dict)
+    target: BinaryTarget | None = None
+    """For `binary`: what to download when it is not installed yet."""
+    install_dir: Path | None = None
+
+    @property
+    def installed(self) -> bool:
+        """Nothing to download first (npx and uvx fetch their packages themselves)."""
+        return self.install_dir is None or self.install_dir.is_dir()
+
+
+def platform_key() -> str:
+    """This machine in the registry's words: `linux-x86_64`, `darwin-aarch64`, ..."""
+    system = {"darwin": "darwin", "win32": "windows"}.get(sys.platform, sys.platform)
+    machine = platform.machine().lower()
+    machine = {"amd64": "x86_64", "x64": "x86_64", "arm64": "aarch64"}.get(machine, machine)
+    return f"{system}-{machine}"
+
+
+def agents_dir(cache: Path | None = None) -> Path:
+    return (cache or cache_dir()) / "agents"
+
+
+def installed_versions(agent_id: str, cache: Path | None = None) -> list[str]:
+    """The versions of a binary agent unpacked in the cache (normally one)."""
+    folder = agents_dir(cache) / agent_id
+    if not folder.is_dir():
+        return []
+    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def plan_launch(
+    agent: RegistryAgent,
+    cache: Path | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> LaunchPlan:
+    """How to start `agent` here: its binary for this platform, else npx, else uvx (a tool
+    that is missing is skipped when another kind is listed). Raises InstallError saying what
+    to install when nothing can start it."""
+    target = agent.binary.get(platform_key())
+    if target is not None:
+        folder = agents_dir(cache) / agent.id / agent.version
+        command = _command_path(folder, target.cmd)
+        return LaunchPlan(
+            agent, "binary", [str(command), *target.args], dict(target.env), target, folder
+        )
+    missing = []
+    for kind in ("npx", "uvx"):
+        package = getattr(agent, kind)
+        if package is None:
+            continue
+        if which(kind) is None:
+            missing.append(kind)
+            continue
+        prefix = ["npx", "-y"] if kind == "npx" else ["uvx"]
+        return LaunchPlan(agent, kind, [*prefix, package.package, *package.args], dict(package.env))
+    if missing:
+        how = "; ".join(f"{kind} is not on PATH: {HOW_TO_GET[kind]}" for kind in missing)
+        raise InstallError(f"{agent.name} ({agent.id}) runs with {' or '.join(missing)}: {how}")
+    listed = ", ".join(sorted(agent.binary)) or "none"
+    raise InstallError(
+        f"{agent.name} ({agent.id}) has no build for {platform_key()} (it has: {listed}) "
+        "and no npx or uvx package"
+    )
+
+
+def install_binary(plan: LaunchPlan, progress: Progress | None = None) -> Path:
+    """Download, check and unpack `plan`'s archive into its version directory (a no-op when
+    it is there), then remove other versions of the agent. Returns the directory."""
+    assert plan.target is not None and plan.install_dir is not None
+    folder = plan.install_dir
+    if folder.is_dir():
+        return folder
+    parent = folder.parent
+    parent.mkdir(parents=True, exist_ok=True)
+    # Everything is unpacked in a private directory beside the final one and renamed into
+    # place, so an interrupted install never looks installed.
+    work = Path(tempfile.mkdtemp(prefix=".install-", dir=parent))
+    try:
+        archive = work / "archive"
+        _download(plan.target.archive, archive, progress)
+        if plan.target.sha256:
+            _verify(archive, plan.target.sha256)
+        unpacked = work / "unpacked"
+        unpacked.mkdir()
+        extract_archive(archive, unpacked, plan.target.archive)
+        command = _command_path(unpacked, plan.target.cmd)
+        if not command.is_file():
+            raise InstallError(f"the archive has no {plan.target.cmd!r} to run")
+        command.chmod(command.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+        os.rename(unpacked, folder)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    for old in parent.iterdir():
+        if old != folder and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+    return folder
+
+
+def _command_path(folder: Path, cmd: str) -> Path:
+    relative = PurePosixPath(cmd.replace("\\", "/"))
+    if relative.is_absolute() or ".." in relative.parts:
+        raise InstallError(f"the command {cmd!r} is outside the agent's directory")
+    return folder.joinpath(*[part for part in relative.parts if part != "."])
+
+
+def _download(url: str, path: Path, progress: Progress | None) -> None:
+    request = urllib.request.Request(url, headers={"User-Agent": f"acp-tui/{__version__}"})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response, path.open("wb") as out:
+            length = response.headers.get("Content-Length")
+            total = int(length) if length and length.isdigit() else None
+            received = 0
+            while chunk := response.read(_CHUNK):
+                out.write(chunk)
+                received += len(chunk)
+                if progress:
+                    progress(received, total)
+    except OSError as error:
+        raise InstallError(f"could not download {url}: {error}") from None
+
+
+def _verify(path: Path, expected: str) -> None:
+    digest = hashlib.sha256()
+    with path.open("rb") as file:
+        while chunk := file.read(_CHUNK):
+            digest.update(chunk)
+    expected = expected.lower().removeprefix("sha256:")
+    if digest.hexdigest() != expected:
+        raise InstallError(
+            f"the download's checksum is wrong (sha256 {digest.hexdigest()}, the registry "
+            f"says {expected}): it was deleted, nothing was installed"
+        )
+
+
+def extract_archive(archive: Path, target: Path, name: str = "") -> None:
+    """Unpack a tar (any compression) or zip `archive` into `target`. Every member is checked
+    first and the whole archive refused (InstallError) if any would land outside `target`:
+    an absolute path, a `..`, a link pointing out, a device. Nothing is written then."""
+    if zipfile.is_zipfile(archive):
+        _extract_zip(archive, target)
+    elif tarfile.is_tarfile(archive):
+        _extract_tar(archive, target)
+    else:
+        raise InstallError(f"{name or archive.name} is neither a tar nor a zip archive")
+
+
+def _inside(name: str) -> PurePosixPath:
+    """`name` as a path inside the target, or InstallError."""
+    path = PurePosixPath(name.replace("\\", "/"))
+    if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+        raise InstallError(f"the archive is refused: {name!r} would be written outside its folder")
+    return path
+
+
+def _link_inside(member: str, link: str) -> None:
+    """A symbolic link at `member` to `link` must resolve inside the target."""
+    target = PurePosixPath(link.replace("\\", "/"))
+    depth = len(_inside(member).parent.parts)
+    if target.is_absolute():
+        escapes = True
+    else:
+        escapes = False
+        for part in target.parts:
+            depth += -1 if part == ".." else 0 if part == "." else 1
+            escapes = escapes or depth < 0
+    if escapes:
+        raise InstallError(
+            f"the archive is refused: the link {member!r} points outside it ({link})"
+        )
+
+
+def _real_inside(root: str, path: Path, name: str) -> None:
+    real = os.path.realpath(path)
+    if real != root and not real.startswith(root + os.sep):
+        raise InstallError(f"the archive is refused: {name!r} would be written outside its folder")
+
+
+def _extract_tar(archive: Path, target: Path) -> None:
+    try:
+        with tarfile.open(archive) as tar:
+            members = tar.getmembers()
+            for member in members:
+                _inside(member.name)
+                if member.issym():
+                    _link_inside(member.name, member.linkname)
+                elif member.islnk():
+                    _inside(member.linkname)  # hard links name a member of the archive
+                elif not (member.isfile() or member.isdir()):
+                    raise InstallError(f"the archive is refused: {member.name!r} is a device")
+            if hasattr(tarfile, "data_filter"):
+                # Checked above already; the standard filter is a second lock on the door.
+                tar.extractall(target, members=members, filter="data")
+            else:  # pragma: no cover (Python < 3.11.4)
+                tar.extractall(target, members=members)
+    except (tarfile.TarError, EOFError, OSError) as error:
+        raise InstallError(f"the archive cannot be unpacked: {error}") from None
+
+
+def _extract_zip(archive: Path, target: Path) -> None:
+    try:
+        with zipfile.ZipFile(archive) as zip_file:
+            infos = zip_file.infolist()
+            links = {}
+            for info in infos:
+                _inside(info.filename)
+                if stat.S_ISLNK(info.external_attr >> 16):
+                    link = zip_file.read(info).decode("utf-8", "replace")
+                    _link_inside(info.filename, link)
+                    links[info.filename] = link
+            root = os.path.realpath(target)
+            for info in infos:
+                path = target.joinpath(*_inside(info.filename).parts)
+                # Lexical checks miss a link reached through another link (`a` -> `.`, then
+                # `a/b` -> `../x`): what is already on disk decides.
+                _real_inside(root, path.parent, info.filename)
+                if info.filename in links:
+                    _real_inside(root, path.parent / links[info.filename], info.filename)
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.symlink_to(links[info.filename])
+                    continue
+                zip_file.extract(info, target)
+                mode = (info.external_attr >> 16) & 0o777
+                if mode and not info.is_dir():
+                    # zipfile drops permissions; keep the archive's (an executable stays one).
+                    path.chmod(mode & 0o755)
+    except (zipfile.BadZipFile, OSError) as error:
+        raise InstallError(f"the archive cannot be unpacked: {error}") from None

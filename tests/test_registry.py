@@ -1,0 +1,238 @@
+"""The ACP Registry: the index read leniently, cached with conditional requests, and the
+fallbacks (cached copy, packaged snapshot) said plainly; binary agents installed safely."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from acp_tui.registry import load_registry
+from acp_tui.registry.index import decode_index
+from acp_tui.registry.install import (
+    InstallError,
+    install_binary,
+    installed_versions,
+    plan_launch,
+)
+from acp_tui.registry.source import SNAPSHOT_DATE
+from tests.support.registry import (
+    binary,
+    demo_agent_archive,
+    entry,
+    file_member,
+    index,
+    link_member,
+    serve,
+    tar_gz,
+)
+
+NPX = {"npx": {"package": "@acme/agent@1.2.3", "args": ["--acp"], "env": {"ACME": "1"}}}
+UVX = {"uvx": {"package": "py-agent==2.0", "args": ["serve"]}}
+
+
+def test_a_malformed_entry_is_reported_and_skipped_unknowns_ignored() -> None:
+    data = index(
+        entry("good", {**NPX, "flatpak": {"app": "x"}}, homepage="https://x", future=[1]),
+        entry("noname", NPX) | {"name": 5},
+        {"id": "nothing-else"},
+        entry("../evil", NPX),
+        entry("odd-version", NPX, version="../1"),
+        entry("good", UVX),
+        entry("only-unknown", {"snap": {"name": "x"}}),
+        entry(
+            "half",
+            {
+                "binary": {
+                    "linux-x86_64": {"cmd": "x"},
+                    "linux-aarch64": {"archive": "u", "cmd": "y"},
+                }
+            },
+        ),
+    )
+    result = decode_index(data)
+    assert list(result.agents) == ["good", "only-unknown", "half"]
+    assert result.agents["good"].npx is not None and result.agents["good"].kinds == ["npx"]
+    assert result.agents["only-unknown"].kinds == []
+    assert list(result.agents["half"].binary) == ["linux-aarch64"]
+    problems = "\n".join(result.problems)
+    assert "agent #2 ('noname'): Expected `str`, got `int` - at `$.name`; skipped" in problems
+    assert "agent #3 ('nothing-else'): Object missing required field `name`" in problems
+    assert "agent '../evil': its id is not lowercase" in problems
+    assert "'odd-version': its version '../1' is not a plain version" in problems
+    assert "agent 'good': listed twice" in problems
+    assert "agent 'half', binary linux-x86_64: Object missing required field `archive`" in problems
+
+
+def test_fetched_then_cached_then_revalidated_with_a_conditional_request(
+    tmp_path: Path,
+) -> None:
+    with serve({"/registry.json": index(entry("acme", NPX))}) as served:
+        url = served.url("/registry.json")
+        first = load_registry(url=url, cache=tmp_path)
+        assert first.source == "network" and list(first.index.agents) == ["acme"]
+        assert first.describe() == f"registry: {url}, fetched just now"
+
+        second = load_registry(url=url, cache=tmp_path)  # within the time-to-live: no request
+        assert second.source == "cache" and len(served.requests) == 1
+        assert "cached copy of" in second.describe() and "fetched less than a minute ago" in (
+            second.describe()
+        )
+
+        third = load_registry(url=url, cache=tmp_path, ttl=0)
+        headers = served.requests[-1][1]
+        assert headers["If-None-Match"].startswith('"') and "If-Modified-Since" in headers
+        assert third.source == "cache" and third.unchanged
+        assert "unchanged on the server" in third.describe()
+
+        served.files["/registry.json"] = index(entry("acme", NPX), entry("beta", UVX))
+        fourth = load_registry(url=url, cache=tmp_path, refresh=True)
+        assert fourth.source == "network" and list(fourth.index.agents) == ["acme", "beta"]
+
+
+def test_offline_uses_the_cached_copy_and_says_how_old(tmp_path: Path) -> None:
+    with serve({"/registry.json": index(entry("acme", NPX))}) as served:
+        url = served.url("/registry.json")
+        load_registry(url=url, cache=tmp_path)
+    meta = tmp_path / "registry" / "registry.meta.json"
+    stale = json.loads(meta.read_text()) | {"fetched_at": time.time() - 3 * 3600}
+    meta.write_text(json.dumps(stale))
+    offline = load_registry(url=url, cache=tmp_path)  # the server is gone
+    assert offline.source == "cache" and list(offline.index.agents) == ["acme"]
+    line = offline.describe()
+    assert f"cached copy of {url}, fetched 3 h ago" in line
+    assert "the registry could not be reached: [Errno 111] Connection refused" in line
+
+
+def test_with_nothing_cached_and_no_network_the_packaged_snapshot(tmp_path: Path) -> None:
+    loaded = load_registry(url="http://127.0.0.1:9/registry.json", cache=tmp_path)
+    assert loaded.source == "snapshot" and loaded.index.problems == []
+    assert {"codex-acp", "gemini", "claude-code-acp"} <= set(loaded.index.agents)
+    days = int((time.time() - SNAPSHOT_DATE.timestamp()) // 86400)
+    assert loaded.describe().startswith(
+        f"registry: the snapshot shipped with acp-tui, taken 2026-02-07 ({days} days old); "
+        "the registry could not be reached"
+    )
+
+
+def test_a_malformed_index_is_reported_and_never_replaces_the_cached_copy(
+    tmp_path: Path,
+) -> None:
+    with serve({"/registry.json": index(entry("acme", NPX))}) as served:
+        url = served.url("/registry.json")
+        load_registry(url=url, cache=tmp_path)
+        served.files["/registry.json"] = b'{"agents": {"not": "a list"}}'
+        broken = load_registry(url=url, cache=tmp_path, refresh=True)
+        assert broken.source == "cache" and list(broken.index.agents) == ["acme"]
+        assert "could not be reached: not a registry index: Expected `array`" in broken.describe()
+        served.files["/registry.json"] = b"<html>"
+        fallback = load_registry(url=url, cache=tmp_path / "empty")
+        assert fallback.source == "snapshot" and "not a registry index" in fallback.describe()
+
+
+# -- how an agent is started ------------------------------------------------------------------
+
+
+def test_npx_and_uvx_commands_and_a_plain_word_when_the_tool_is_missing(tmp_path: Path) -> None:
+    agents = decode_index(index(entry("acme", NPX), entry("py", UVX), entry("both", NPX | UVX)))
+    on_path = {"npx": "/usr/bin/npx", "uvx": "/usr/bin/uvx"}
+    acme = plan_launch(agents.agents["acme"], tmp_path, on_path.get)
+    assert (acme.kind, acme.command, acme.env) == (
+        "npx",
+        ["npx", "-y", "@acme/agent@1.2.3", "--acp"],
+        {"ACME": "1"},
+    )
+    assert acme.installed
+    py = plan_launch(agents.agents["py"], tmp_path, on_path.get)
+    assert py.command == ["uvx", "py-agent==2.0", "serve"]
+    both = plan_launch(agents.agents["both"], tmp_path, {"uvx": "/bin/uvx"}.get)
+    assert both.kind == "uvx"
+    with pytest.raises(InstallError) as error:
+        plan_launch(agents.agents["both"], tmp_path, lambda name: None)
+    assert str(error.value) == (
+        "Both (both) runs with npx or uvx: npx is not on PATH: install Node.js "
+        "(https://nodejs.org/), which brings npx; uvx is not on PATH: install uv "
+        "(https://docs.astral.sh/uv/getting-started/installation/), which brings uvx"
+    )
+
+
+def _binary_agent(
+    served,
+    archive: bytes,
+    version: str = "1.0.0",
+    sha256: str | None = None,
+    cmd: str = "./bin/tiny-agent",
+):
+    served.files[f"/tiny-{version}.tar.gz"] = archive
+    data = index(
+        entry(
+            "tiny",
+            binary(served, f"/tiny-{version}.tar.gz", cmd, sha256, args=["--speed", "0"]),
+            version,
+        )
+    )
+    return decode_index(data).agents["tiny"]
+
+
+def test_a_binary_is_downloaded_checked_unpacked_and_made_executable(tmp_path: Path) -> None:
+    archive = demo_agent_archive()
+    with serve() as served:
+        agent = _binary_agent(served, archive, sha256=hashlib.sha256(archive).hexdigest())
+        plan = plan_launch(agent, tmp_path)
+        assert plan.kind == "binary" and not plan.installed
+        seen: list[tuple[int, int | None]] = []
+        folder = install_binary(plan, lambda got, total: seen.append((got, total)))
+        assert seen[-1] == (len(archive), len(archive))
+        command = folder / "bin" / "tiny-agent"
+        assert plan.command == [str(command), "--speed", "0"]
+        assert os.access(command, os.X_OK) and plan.installed
+        assert [path for path, _ in served.requests] == ["/tiny-1.0.0.tar.gz"]
+
+        install_binary(plan)  # installed: nothing is fetched again
+        assert len(served.requests) == 1
+
+        newer = plan_launch(_binary_agent(served, archive, "1.1.0"), tmp_path)
+        install_binary(newer)
+        assert installed_versions("tiny", tmp_path) == ["1.1.0"]
+        assert not any(p.name.startswith(".") for p in (tmp_path / "agents" / "tiny").iterdir())
+
+
+def test_a_bad_checksum_is_refused_and_nothing_installed(tmp_path: Path) -> None:
+    with serve() as served:
+        plan = plan_launch(_binary_agent(served, demo_agent_archive(), sha256="ab" * 32), tmp_path)
+        with pytest.raises(InstallError, match=r"checksum is wrong \(sha256 [0-9a-f]{64}, the "):
+            install_binary(plan)
+    assert installed_versions("tiny", tmp_path) == []
+    assert list((tmp_path / "agents" / "tiny").iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    ("members", "why"),
+    [
+        ([file_member("../evil", b"x")], "'../evil' would be written outside"),
+        ([file_member("/etc/evil", b"x")], "'/etc/evil' would be written outside"),
+        ([file_member("bin/../../evil", b"x")], "would be written outside"),
+        ([link_member("bin/tiny-agent", "/bin/sh")], "the link 'bin/tiny-agent' points outside"),
+        ([link_member("up", "../..")], "the link 'up' points outside"),
+        ([link_member("a/b", "../../x")], "the link 'a/b' points outside"),
+        ([link_member("hard", "../etc/passwd", hard=True)], "would be written outside"),
+    ],
+)
+def test_a_malicious_archive_is_refused_whole(tmp_path: Path, members: list, why: str) -> None:
+    archive = tar_gz([file_member("bin/tiny-agent", b"#!/bin/sh\n"), *members])
+    with serve() as served:
+        plan = plan_launch(_binary_agent(served, archive), tmp_path / "cache")
+        with pytest.raises(InstallError, match="the archive is refused") as error:
+            install_binary(plan)
+    assert why in str(error.value)
+    assert installed_versions("tiny", tmp_path / "cache") == []
+    assert not (tmp_path / "evil").exists()
+
+
+def test_a_command_outside_the_agent_directory_is_refused(tmp_path: Path) -> None:
+    with serve() as served, pytest.raises(InstallError, match="outside the agent's directory"):
+        plan_launch(_binary_agent(served, demo_agent_archive(), cmd="../../bin/sh"), tmp_path)
