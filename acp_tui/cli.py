@@ -55,7 +55,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="headless output: the agent's text as it streams, or one JSON object per change",
     )
     parser.add_argument(
-        "--agent", metavar="NAME", help="run the agent of this name from the config file"
+        "--agent",
+        metavar="NAME",
+        help="run the agent of this name from the config file, else the ACP Registry's agent "
+        "of this id (installed first, after asking)",
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="install a registry agent without asking (scripts)"
     )
     parser.add_argument(
         "--resume",
@@ -169,8 +175,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         agent = config.agent(args.agent, agent_command)
     except ConfigError as error:
-        print(f"acp-tui: {error}", file=sys.stderr)
-        return 2
+        if not (args.agent and not agent_command):
+            print(f"acp-tui: {error}", file=sys.stderr)
+            return 2
+        # Not configured: maybe an agent of the ACP Registry (a configured one always wins).
+        from acp_tui.registry import InstallError
+        from acp_tui.registry.start import registry_agent
+
+        try:
+            agent = registry_agent(args.agent, yes=args.yes, unknown=error)
+        except ConfigError as unknown:
+            print(f"acp-tui: {unknown}", file=sys.stderr)
+            return 2
+        except InstallError as failed:
+            print(f"acp-tui: {failed}", file=sys.stderr)
+            return 1
     permission = config.permission_mode(agent, args.permission)
     startup = Startup(
         config,

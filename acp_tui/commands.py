@@ -70,9 +70,12 @@ def agents(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="acp-tui agents",
         description="List the agents in the config file, and whether each one's command is "
-        "on your PATH.",
+        "on your PATH; then the agents of the ACP Registry (`acp-tui --agent ID` starts one).",
     )
-    parser.parse_args(argv)
+    parser.add_argument(
+        "--update", action="store_true", help="fetch the registry now, however fresh the cache"
+    )
+    args = parser.parse_args(argv)
     config = _config()
     if config.exists:
         print(f"Config: {config.path}")
@@ -87,7 +90,29 @@ def agents(argv: Sequence[str]) -> int:
     for row in rows:
         print(" ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=False)), row[3])
     print(f"\n* the default: `acp-tui` runs {default.name}; `acp-tui --agent NAME` runs another.")
+    _registry_agents(config, args.update)
     return 0
+
+
+def _registry_agents(config: Config, update: bool) -> None:
+    from acp_tui.registry import load_registry
+    from acp_tui.registry.install import registry_status
+
+    loaded = load_registry(refresh=update)
+    for problem in loaded.index.problems:
+        _warn(f"registry: {problem}")
+    print(f"\nACP Registry ({loaded.describe().removeprefix('registry: ')}):")
+    rows = [("ID", "NAME", "VERSION", "KIND", "INSTALLED", "ON PATH")]
+    shadowed = []
+    for agent in loaded.index.agents.values():
+        if agent.id in config.agents:
+            shadowed.append(agent.id)
+            continue
+        rows.append((agent.id, agent.name, agent.version, *registry_status(agent)))
+    _print_table(rows[1:], rows[0])
+    if shadowed:
+        print(f"Configured agents of the same id win: {', '.join(shadowed)}.")
+    print("`acp-tui --agent ID` installs (asking first) and starts one.")
 
 
 def _short_command(agent: AgentConfig) -> str:

@@ -114,7 +114,7 @@ def test_with_nothing_cached_and_no_network_the_packaged_snapshot(tmp_path: Path
     assert {"codex-acp", "gemini", "claude-code-acp"} <= set(loaded.index.agents)
     days = int((time.time() - SNAPSHOT_DATE.timestamp()) // 86400)
     assert loaded.describe().startswith(
-        f"registry: the snapshot shipped with acp-tui, taken 2026-02-07 ({days} days old); "
+        f"registry: the snapshot shipped with acp-tui, taken 2026-02-07, {days} days old; "
         "the registry could not be reached"
     )
 

@@ -273,3 +273,29 @@ def _extract_zip(archive: Path, target: Path) -> None:
                     path.chmod(mode & 0o755)
     except (zipfile.BadZipFile, OSError) as error:
         raise InstallError(f"the archive cannot be unpacked: {error}") from None
+
+
+def registry_status(
+    agent: RegistryAgent,
+    cache: Path | None = None,
+    which: Callable[[str], str | None] = shutil.which,
+) -> tuple[str, str, str]:
+    """For a listing: how it would start here (kind), whether it is installed, and whether
+    what it needs is on PATH (the binary's own name, or npx / uvx)."""
+    try:
+        plan = plan_launch(agent, cache, which)
+    except InstallError:
+        kinds = "/".join(agent.kinds) or "-"
+        needs = " or ".join(kind for kind in ("npx", "uvx") if getattr(agent, kind)) or "-"
+        reason = f"no: {needs}" if agent.npx or agent.uvx else f"no build for {platform_key()}"
+        return kinds, "no", reason
+    if plan.kind == "binary":
+        versions = installed_versions(agent.id, cache)
+        installed = "yes" if agent.version in versions else "no"
+        if versions and installed == "no":
+            installed = f"no (has {versions[-1]})"
+        name = PurePosixPath(plan.target.cmd if plan.target else "").name
+        found = which(name)
+        return "binary", installed, f"yes: {found}" if found else "no"
+    found = which(plan.kind) or plan.kind
+    return plan.kind, f"on first run, by {plan.kind}", f"{plan.kind}: {found}"

@@ -57,7 +57,7 @@ class LoadedRegistry:
             what = f"cached copy of {self.url}, fetched {age} ago"
         else:
             taken = SNAPSHOT_DATE.date().isoformat()
-            what = f"the snapshot shipped with acp-tui, taken {taken} ({age} old)"
+            what = f"the snapshot shipped with acp-tui, taken {taken}, {age} old"
         if self.offline:
             what += f"; the registry could not be reached: {self.offline}"
         return f"registry: {what}"

@@ -1,0 +1,108 @@
+"""`acp-tui --agent ID` for an agent of the registry: look it up, ask once before its first
+install (`--yes` for scripts), install it with progress on stderr, and hand back an
+`AgentConfig` the rest of acp-tui starts like any configured agent."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from typing import TextIO
+
+from acp_tui.config import AgentConfig, ConfigError
+from acp_tui.registry.install import (
+    InstallError,
+    LaunchPlan,
+    agents_dir,
+    install_binary,
+    plan_launch,
+)
+from acp_tui.registry.source import load_registry
+
+
+def registry_agent(
+    agent_id: str,
+    *,
+    yes: bool = False,
+    unknown: ConfigError | None = None,
+    stderr: TextIO | None = None,
+    interactive: bool | None = None,
+    ask: Callable[[str], str] = input,
+) -> AgentConfig:
+    """The registry agent `agent_id`, installed and ready to start. Raises ConfigError when
+    the registry has no such agent (`unknown`: why the config had none either) and
+    InstallError when it cannot be installed, or nobody confirmed its first install."""
+    err = stderr or sys.stderr
+    loaded = load_registry()
+    print(f"acp-tui: {loaded.describe()}", file=err)
+    agent = loaded.index.agents.get(agent_id)
+    if agent is None:
+        for problem in loaded.index.problems:
+            print(f"acp-tui: registry: {problem}", file=err)
+        why = str(unknown) if unknown else f"unknown agent {agent_id!r}"
+        raise ConfigError(f"{why}; nor is it in the registry (`acp-tui agents` lists both)")
+    plan = plan_launch(agent)
+    approved = agents_dir() / agent.id / ".approved"
+    if not approved.exists():
+        _confirm(plan, yes, sys.stdin.isatty() if interactive is None else interactive, ask, err)
+        approved.parent.mkdir(parents=True, exist_ok=True)
+        approved.touch()
+    if not plan.installed:
+        print(f"acp-tui: installing {agent.name} {agent.version} into {plan.install_dir}", file=err)
+        install_binary(plan, _progress(err, plan))
+    return AgentConfig(agent.id, plan.command, env=plan.env, description=agent.description)
+
+
+def _confirm(
+    plan: LaunchPlan, yes: bool, interactive: bool, ask: Callable[[str], str], err: TextIO
+) -> None:
+    agent = plan.agent
+    named = f"{agent.name} {agent.version}"
+    if plan.kind == "binary" and plan.target is not None:
+        what = f"Download {named} from {plan.target.archive} into {plan.install_dir} and run it"
+    else:
+        command = " ".join(plan.command)
+        what = f"Run {named} with `{command}` ({plan.kind} downloads it on first use)"
+    if yes:
+        return
+    if not interactive:
+        raise InstallError(
+            f"{agent.name} ({agent.id}) comes from the ACP Registry and has not been started "
+            f"here before: {what}? Nobody is at a terminal to say yes: add --yes."
+        )
+    err.write(f"{what}? [y/N] ")
+    err.flush()
+    try:
+        answer = ask("")
+    except EOFError:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        raise InstallError(f"{agent.id}: not installed (you said no)")
+
+
+def _progress(err: TextIO, plan: LaunchPlan) -> Callable[[int, int | None], None]:
+    """Progress on one rewritten line in a terminal; a line per 10% in a log."""
+    tty = err.isatty()
+    last = [0.0, -1]
+
+    def show(received: int, total: int | None) -> None:
+        size = _size(received) + (f" of {_size(total)}" if total else "")
+        done = total is not None and received >= total
+        if tty:
+            now = time.monotonic()
+            if now - last[0] < 0.1 and not done:
+                return
+            last[0] = now
+            err.write(f"\racp-tui: downloading {plan.agent.id}: {size}" + ("\n" if done else ""))
+            err.flush()
+            return
+        tenth = received * 10 // total if total else 0
+        if tenth != last[1] or done:
+            last[1] = tenth
+            print(f"acp-tui: downloading {plan.agent.id}: {size}", file=err)
+
+    return show
+
+
+def _size(count: int) -> str:
+    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count / 1e3:.1f} kB"
