@@ -4,23 +4,30 @@ fallbacks (cached copy, packaged snapshot) said plainly; binary agents installed
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
+import stat
 import time
+import zipfile
 from pathlib import Path
 
 import pytest
 
+from acp_tui.config import ConfigError
 from acp_tui.registry import load_registry
-from acp_tui.registry.index import decode_index
+from acp_tui.registry.index import RegistryAgent, decode_index
 from acp_tui.registry.install import (
     InstallError,
+    extract_archive,
     install_binary,
     installed_versions,
     plan_launch,
 )
 from acp_tui.registry.source import SNAPSHOT_DATE
+from acp_tui.registry.start import registry_agent
 from tests.support.registry import (
+    Served,
     binary,
     demo_agent_archive,
     entry,
@@ -161,12 +168,12 @@ def test_npx_and_uvx_commands_and_a_plain_word_when_the_tool_is_missing(tmp_path
 
 
 def _binary_agent(
-    served,
+    served: Served,
     archive: bytes,
     version: str = "1.0.0",
     sha256: str | None = None,
     cmd: str = "./bin/tiny-agent",
-):
+) -> RegistryAgent:
     served.files[f"/tiny-{version}.tar.gz"] = archive
     data = index(
         entry(
@@ -236,3 +243,60 @@ def test_a_malicious_archive_is_refused_whole(tmp_path: Path, members: list, why
 def test_a_command_outside_the_agent_directory_is_refused(tmp_path: Path) -> None:
     with serve() as served, pytest.raises(InstallError, match="outside the agent's directory"):
         plan_launch(_binary_agent(served, demo_agent_archive(), cmd="../../bin/sh"), tmp_path)
+
+
+def _zip(entries: list[tuple[str, bytes, int]]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data, mode in entries:
+            info = zipfile.ZipInfo(name)
+            info.external_attr = mode << 16
+            archive.writestr(info, data)
+    return buffer.getvalue()
+
+
+def test_a_zip_keeps_modes_and_links_inside_and_refuses_a_way_out(tmp_path: Path) -> None:
+    good = _zip(
+        [
+            ("agent/run", b"#!/bin/sh\n", stat.S_IFREG | 0o755),
+            ("agent/data.txt", b"x", stat.S_IFREG | 0o644),
+            ("agent/latest", b"run", stat.S_IFLNK | 0o777),
+        ]
+    )
+    (tmp_path / "good.zip").write_bytes(good)
+    extract_archive(tmp_path / "good.zip", tmp_path / "out")
+    assert os.access(tmp_path / "out" / "agent" / "run", os.X_OK)
+    assert os.readlink(tmp_path / "out" / "agent" / "latest") == "run"
+
+    for name, entries in {
+        "dotdot": [("../evil", b"x", stat.S_IFREG | 0o644)],
+        "link": [("out", b"/etc", stat.S_IFLNK | 0o777)],
+        # Each link alone stays inside; through the first, the second leaves.
+        "chain": [("a", b".", stat.S_IFLNK | 0o777), ("a/b", b"../x", stat.S_IFLNK | 0o777)],
+    }.items():
+        (tmp_path / f"{name}.zip").write_bytes(_zip(entries))
+        with pytest.raises(InstallError, match="the archive is refused"):
+            extract_archive(tmp_path / f"{name}.zip", tmp_path / name)
+    assert not (tmp_path / "evil").exists() and not (tmp_path / "x").exists()
+
+
+def test_asked_once_before_the_first_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    with serve() as served:
+        served.files["/tiny.tar.gz"] = demo_agent_archive()
+        served.files["/registry.json"] = index(
+            entry("tiny", binary(served, "/tiny.tar.gz", "./bin/tiny-agent"))
+        )
+        monkeypatch.setenv("ACP_TUI_REGISTRY_URL", served.url("/registry.json"))
+        err = io.StringIO()
+        with pytest.raises(InstallError, match="not installed \\(you said no\\)"):
+            registry_agent("tiny", interactive=True, ask=lambda _: "n", stderr=err)
+        assert "Download Tiny 1.0.0 from http://127.0.0.1:" in err.getvalue()
+        agent = registry_agent("tiny", interactive=True, ask=lambda _: "y", stderr=err)
+        assert agent.name == "tiny" and Path(agent.command[0]).is_file()
+        again = registry_agent("tiny", interactive=False, ask=lambda _: "n", stderr=err)
+        assert again.command == agent.command
+        with pytest.raises(ConfigError, match="'ghost'; nor is it in the registry"):
+            registry_agent("ghost", stderr=err)
