@@ -140,3 +140,7 @@ def test_agents_lists_configured_agents_first_then_the_registry(
     assert "demo" not in rows
     assert "Configured agents of the same id win: demo." in out
     assert "acp-tui: registry: agent #1 ('broken'): Object missing required field" in err
+
+    assert cli.main(["agents"]) == 0 and len(registry.requests) == 1  # the cached copy
+    assert cli.main(["agents", "--update"]) == 0 and len(registry.requests) == 2
+    assert "unchanged on the server (checked just now)" in capsys.readouterr().out

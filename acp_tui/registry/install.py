@@ -135,11 +135,17 @@ def install_binary(plan: LaunchPlan, progress: Progress | None = None) -> Path:
         if not command.is_file():
             raise InstallError(f"the archive has no {plan.target.cmd!r} to run")
         command.chmod(command.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
-        os.rename(unpacked, folder)
+        try:
+            os.rename(unpacked, folder)
+        except OSError:
+            if not folder.is_dir():
+                raise InstallError(f"could not install into {folder}") from None
+            # Another acp-tui installed the same version meanwhile: theirs is as good.
     finally:
         shutil.rmtree(work, ignore_errors=True)
     for old in parent.iterdir():
-        if old != folder and old.is_dir():
+        # Dot directories are installs under way (another acp-tui's): not ours to remove.
+        if old != folder and old.is_dir() and not old.name.startswith("."):
             shutil.rmtree(old, ignore_errors=True)
     return folder
 
