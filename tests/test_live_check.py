@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from acp_tui.check.live import LiveCheck
 from acp_tui.check.validator import Validator
 from acp_tui.ui.pilot import send, wait_idle, wait_until
 from acp_tui.ui.widgets.inspector import Inspector
@@ -75,3 +76,22 @@ async def test_a_well_behaved_agent_shows_no_violation(run: Run) -> None:
         assert app.chat.query_one(UsageBar).violations == 0
         live = app.conversation.live_check
         assert live is not None and live._process is not None  # it did check
+
+
+async def test_a_flood_past_the_backlog_goes_unchecked_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("acp_tui.check.live.MAX_BACKLOG", 100)
+    told: list[str] = []
+    live = LiveCheck(lambda problem: None, on_behind=told.append)
+    try:
+        live.feed("recv", [b"x" * 150])  # queued: the backlog was empty
+        live.feed("recv", [b"y", b"z"])
+        live.feed("recv", [b"w"])
+    finally:
+        await live.close()
+    assert live.unchecked == 3
+    assert told == [
+        "the live protocol check fell behind a flood of messages: lines past a 0 MB backlog "
+        "go unchecked"
+    ]

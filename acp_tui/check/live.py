@@ -25,8 +25,14 @@ _TAGS = {"send": b"S ", "recv": b"R "}
 
 
 class LiveCheck:
-    def __init__(self, on_violation: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        on_violation: Callable[[str], None],
+        on_behind: Callable[[str], None] | None = None,
+    ) -> None:
         self.on_violation = on_violation
+        self.on_behind = on_behind
+        """Told once when lines start going unchecked."""
         self.violations = 0
         self.unchecked = 0
         self._batch: list[bytes] = []
@@ -43,6 +49,11 @@ class LiveCheck:
         if tag is None or self._closed:
             return
         if self._batch_bytes > MAX_BACKLOG:
+            if not self.unchecked and self.on_behind is not None:
+                self.on_behind(
+                    f"the live protocol check fell behind a flood of messages: lines past a "
+                    f"{MAX_BACKLOG >> 20} MB backlog go unchecked"
+                )
             self.unchecked += len(lines)
             return
         self._batch.append(tag + (b"\n" + tag).join(lines) + b"\n")
@@ -57,6 +68,8 @@ class LiveCheck:
         self._closed = True
         if self._flush is not None:
             self._flush.cancel()
+        if self._starting is not None:
+            await self._starting  # a validator being started is stopped too, not left behind
         process = self._process
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):

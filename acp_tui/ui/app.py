@@ -208,7 +208,10 @@ class AcpApp(App[int]):
         assert chat is not None
         self.policy = self._load_policy()
         if conversation.live_check is None:
-            conversation.live_check = LiveCheck(partial(self._violation, chat))
+            conversation.live_check = LiveCheck(
+                partial(self._violation, chat),
+                on_behind=lambda message: self._inspect(chat, "note", message),
+            )
         live_check = conversation.live_check
         client = conversation.client = AgentClient(
             self.argv,
