@@ -87,7 +87,7 @@ def test_a_cancel_shows_a_rejected_call_rejected() -> None:
     reducer.tool_call_rejected(state, "asked")
     reducer.cancel_turn(state)
     assert state.tool_calls["asked"].status == "rejected"
-    assert state.tool_calls["asked"].finished
+    assert not state.tool_calls["asked"].open
 
 
 # -- against an agent that leaves its calls open (as Codex does) -------------------------------

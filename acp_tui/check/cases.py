@@ -428,16 +428,16 @@ async def prompt_turn(ctx: Context, probe: Probe) -> None:
         return
     mark = len(probe.lines)
     violations = len(probe.violations)
-    stop, line = await _turn(ctx, probe, ctx.prompt, ctx.turn_timeout)
-    if stop is None:
-        ctx.fail(case, R_STOP, line, needs_model=True)
+    end = await _turn(ctx, probe, ctx.prompt, ctx.turn_timeout)
+    if isinstance(end, str):
+        ctx.fail(case, R_STOP, end, needs_model=True)
         return
     await asyncio.sleep(_AFTER_TURN)
     ctx.turn_text = _agent_text(probe.updates(ctx.session_id, mark))
-    late = _late_updates(probe, ctx.session_id, stop[1])
+    late = _late_updates(probe, ctx.session_id, end.after)
     broken = probe.violations[violations:]
-    if stop[0] not in STOP_REASONS and not str(stop[0]).startswith("_"):
-        ctx.fail(case, R_STOP, f"stopReason {stop[0]!r}", stop[2], needs_model=True)
+    if end.stop_reason not in STOP_REASONS and not str(end.stop_reason).startswith("_"):
+        ctx.fail(case, R_STOP, f"stopReason {end.stop_reason!r}", end.line, needs_model=True)
     elif broken:
         ctx.fail(case, R_SCHEMA, broken[0].problem, broken[0].line, needs_model=True)
     elif late:
@@ -451,7 +451,9 @@ async def prompt_turn(ctx: Context, probe: Probe) -> None:
         )
     else:
         updates = len(probe.updates(ctx.session_id, mark))
-        ctx.add(case, "passed", detail=f"{stop[0]} after {updates} updates", needs_model=True)
+        ctx.add(
+            case, "passed", detail=f"{end.stop_reason} after {updates} updates", needs_model=True
+        )
 
 
 async def cancel_turn(ctx: Context, probe: Probe) -> None:
@@ -480,42 +482,51 @@ async def cancel_turn(ctx: Context, probe: Probe) -> None:
         )
         turn.cancel()
         return
-    stop, line = turn.result()
-    if stop is None:
-        ctx.fail(case, R_CANCEL, line, needs_model=True)
-    elif stop[0] != "cancelled":
-        ctx.fail(case, R_CANCEL, f"ended {stop[0]!r}", stop[2], needs_model=True)
+    end = turn.result()
+    if isinstance(end, str):
+        ctx.fail(case, R_CANCEL, end, needs_model=True)
+    elif end.stop_reason != "cancelled":
+        ctx.fail(case, R_CANCEL, f"ended {end.stop_reason!r}", end.line, needs_model=True)
     else:
         ctx.add(case, "passed", detail="cancelled", needs_model=True)
 
 
-async def _turn(
-    ctx: Context, probe: Probe, text: str, timeout: float
-) -> tuple[tuple[Any, int, Line | None] | None, str]:
-    """Run one turn: ((stop reason, line index of its end, the line), "") or (None, why)."""
+@dataclass(frozen=True, slots=True)
+class TurnEnd:
+    """How a prompt turn ended: its stop reason, and the line that said so (its index + 1 is
+    where what comes after the turn starts)."""
+
+    stop_reason: Any
+    after: int
+    line: Line | None
+
+
+async def _turn(ctx: Context, probe: Probe, text: str, timeout: float) -> TurnEnd | str:
+    """Run one turn: how it ended, or why it did not."""
     assert ctx.session_id is not None
     params = {"sessionId": ctx.session_id, "prompt": [{"type": "text", "text": text}]}
     mark = len(probe.lines)
     try:
         result, line = await probe.request("session/prompt", params, timeout)
     except RpcError as error:
-        return None, f"session/prompt failed: {error.code} {error.message}"
+        return f"session/prompt failed: {why(error, timeout)}"
     except TimeoutError:
-        return None, f"the turn did not end within {timeout:g} s"
+        return f"the turn did not end within {timeout:g} s"
     if ctx.version < 2:
-        stop = result.get("stopReason") if isinstance(result, dict) else None
         # Lines read in the same burst as the answer may already follow it.
-        end = next((i + 1 for i, seen in enumerate(probe.lines) if seen is line), len(probe.lines))
-        return (stop, end, line), ""
+        after = next((i + 1 for i, seen in enumerate(probe.lines) if seen is line), mark)
+        return TurnEnd(as_dict(result).get("stopReason"), after, line)
     # v2: the response only accepts the prompt; an idle state update ends the turn.
     deadline = asyncio.get_running_loop().time() + timeout
+    scanned = mark
     while asyncio.get_running_loop().time() < deadline:
-        for index, update_line in enumerate(probe.lines[mark:], start=mark):
-            update = _update_of(update_line, ctx.session_id)
+        for index in range(scanned, len(probe.lines)):
+            update = _update_of(probe.lines[index], ctx.session_id)
             if update.get("sessionUpdate") == "state_update" and update.get("state") == "idle":
-                return (update.get("stopReason"), index + 1, update_line), ""
+                return TurnEnd(update.get("stopReason"), index + 1, probe.lines[index])
+        scanned = len(probe.lines)
         await asyncio.sleep(0.05)
-    return None, f"no idle state_update within {timeout:g} s"
+    return f"no idle state_update within {timeout:g} s"
 
 
 def as_dict(value: Any) -> dict[str, Any]:

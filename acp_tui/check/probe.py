@@ -23,7 +23,6 @@ import msgspec
 from acp_tui.connection import Connection, method_not_found
 from acp_tui.launcher import AgentProcess
 from acp_tui.protocol import schema_check
-from acp_tui.protocol.jsonrpc import RpcError
 
 _decode = msgspec.json.Decoder().decode
 
@@ -194,7 +193,3 @@ class Probe:
             )
         except schema_check.SchemaViolation as violation:
             self.violations.append(Violation(line, f"{violation.heading}: {violation.summary}"))
-
-
-def is_error(error: BaseException, code: int) -> bool:
-    return isinstance(error, RpcError) and error.code == code

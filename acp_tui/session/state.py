@@ -15,8 +15,6 @@ from acp_tui.protocol.updates import AvailableCommand, ConfigOption, Cost, PlanE
 
 Role = Literal["user", "agent", "thought"]
 TurnStatus = Literal["idle", "running", "requires_action", "cancelling"]
-FINISHED_TOOL_STATUSES = frozenset({"completed", "failed", "cancelled", "rejected"})
-"""`rejected` is acp-tui's own: a call the user refused that the agent never closed itself."""
 OPEN_TOOL_STATUSES = frozenset({"pending", "in_progress"})
 """What a turn's end closes; a status from the future (or a made-up one) is kept as it came."""
 
@@ -49,10 +47,6 @@ class ToolCallState:
     raw_output: Any = None
     name: str | None = None
     meta: dict[str, Any] | None = None
-
-    @property
-    def finished(self) -> bool:
-        return self.status in FINISHED_TOOL_STATUSES
 
     @property
     def open(self) -> bool:
