@@ -35,6 +35,7 @@ from typing import Any
 
 from acp.schema import SessionNotification
 
+from acp_tui.check import live
 from acp_tui.check.live import LiveCheck
 from acp_tui.connection import READ_SIZE, Connection
 from acp_tui.session.controller import AgentClient, ClientOptions, Session
@@ -168,6 +169,8 @@ async def acp_tui_path(path: Path, live_check: LiveCheck | None = None) -> int:
 
 
 async def acp_tui_live_check(path: Path) -> int:
+    # Steady state: the validator checking as the lines come, not started after the stream.
+    live.START_DELAY = 0.0
     live_check = LiveCheck(lambda problem: None)
     try:
         return await acp_tui_path(path, live_check)

@@ -75,6 +75,7 @@ async def test_a_well_behaved_agent_shows_no_violation(run: Run) -> None:
         await pilot.pause(0.5)
         assert app.chat.query_one(UsageBar).violations == 0
         live = app.conversation.live_check
+        await wait_until(pilot, lambda: live is not None and live._process is not None)
         assert live is not None and live._process is not None  # it did check
 
 

@@ -19,6 +19,9 @@ import sys
 from collections.abc import Callable
 
 FLUSH_SECONDS = 0.05
+START_DELAY = 1.0
+"""The validator starts this long after the first line (the lines wait in the batch): its
+start-up (Python, jsonschema, the schema) must not compete with the app's own first frames."""
 MAX_BACKLOG = 16 << 20
 """Bytes handed to the validator and not yet taken by it, beyond which lines go unchecked."""
 _TAGS = {"send": b"S ", "recv": b"R "}
@@ -42,6 +45,7 @@ class LiveCheck:
         self._flush: asyncio.TimerHandle | None = None
         self._reader: asyncio.Task[None] | None = None
         self._closed = False
+        self._spawning = False
 
     def feed(self, direction: str, lines: list[bytes]) -> None:
         """Hand over wire lines ("send" or "recv"), without their newlines."""
@@ -69,7 +73,10 @@ class LiveCheck:
         if self._flush is not None:
             self._flush.cancel()
         if self._starting is not None:
-            await self._starting  # a validator being started is stopped too, not left behind
+            if self._process is None and not self._spawning:
+                self._starting.cancel()  # still waiting out START_DELAY: nothing to stop
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._starting  # a validator being started is stopped too, not left behind
         process = self._process
         if process is not None and process.returncode is None:
             with contextlib.suppress(ProcessLookupError):
@@ -79,6 +86,8 @@ class LiveCheck:
             self._reader.cancel()
 
     async def _start(self) -> None:
+        await asyncio.sleep(START_DELAY)
+        self._spawning = True
         try:
             self._process = await asyncio.create_subprocess_exec(
                 sys.executable,
