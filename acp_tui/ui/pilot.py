@@ -44,16 +44,25 @@ def demo_app(
     permission: str = "ask",
     argv: list[str] | None = None,
     record: bool = False,
+    resume: str | None = None,
 ) -> AcpApp:
     """The app on the demo agent in `workspace`; history and rules kept under `state`. With
-    `record`, conversations are recorded (in the data directory) as `acp-tui` does."""
+    `record`, conversations are recorded (in the data directory) as `acp-tui` does; with
+    `resume`, the session with that id is reopened (`acp-tui --resume`; recorded or not, as
+    `record` says)."""
     command = argv or [*DEMO_AGENT, "--speed", str(speed), "--no-persist"]
     options = ClientOptions(cwd=workspace, protocol_version=protocol_version)
     startup = None
-    if record:
+    if record or resume is not None:
         agent = demo_agent()
         agent.command = command
-        startup = Startup(Config(state / "config.toml"), agent, permission)  # type: ignore[arg-type]
+        startup = Startup(
+            Config(state / "config.toml"),
+            agent,
+            permission,  # type: ignore[arg-type]
+            resume=resume,
+            record=record,
+        )
     return AcpApp(
         command,
         options,
@@ -124,3 +133,19 @@ async def send(app: AcpApp, pilot: Pilot[int], text: str) -> None:
     prompt.focus()
     prompt.set_text(text)
     await pilot.press("enter")
+
+
+async def new_conversation(app: AcpApp, pilot: Pilot[int], typed: str = "") -> None:
+    """Ctrl+N, type `typed` into the agent picker's filter, Enter: the highlighted agent (the
+    current one when nothing is typed) starts in a new conversation. Until its session is
+    open (or it failed to start)."""
+    from acp_tui.ui.screens.agent_picker import AgentPickerScreen
+
+    opened = len(app.conversations)
+    await pilot.press("ctrl+n")
+    await wait_until(pilot, lambda: isinstance(app.screen, AgentPickerScreen))
+    if typed:
+        await pilot.press(*typed)
+    await pilot.press("enter")
+    await wait_until(pilot, lambda: len(app.conversations) > opened)
+    await wait_started(app, pilot)
