@@ -28,6 +28,7 @@ from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import (
     demo_app,
     demo_workspace,
+    new_conversation,
     send,
     wait_idle,
     wait_permission,
@@ -199,12 +200,10 @@ async def tour(app: AcpApp, pilot: Pilot[int]) -> None:
 async def conversations(app: AcpApp, pilot: Pilot[int]) -> None:
     await send(app, pilot, "/title Refactor the parser")
     await wait_idle(app, pilot)
-    await pilot.press("ctrl+n")
-    await wait_started(app, pilot)
+    await new_conversation(app, pilot)
     await send(app, pilot, "/edit app.py")  # waits for you, in the background soon
     await wait_permission(app, pilot)
-    await pilot.press("ctrl+n")
-    await wait_started(app, pilot)
+    await new_conversation(app, pilot)
     await send(app, pilot, "plan")
     await wait_idle(app, pilot)
 

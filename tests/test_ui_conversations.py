@@ -17,6 +17,7 @@ from acp_tui.ui.conversation import Conversation
 from acp_tui.ui.pilot import (
     demo_app,
     demo_workspace,
+    new_conversation,
     send,
     wait_idle,
     wait_permission,
@@ -34,8 +35,7 @@ async def two_conversations(tmp_path: Path) -> AsyncIterator[tuple[AcpApp, Pilot
     app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot)
-        await pilot.press("ctrl+n")
-        await wait_started(app, pilot)
+        await new_conversation(app, pilot)  # Ctrl+N, Enter: the same agent
         yield app, pilot
 
 
@@ -85,8 +85,7 @@ async def test_the_session_bar_shows_each_state(tmp_path: Path) -> None:
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot)
         assert not app.chat.query_one(SessionBar).display  # one conversation: no bar
-        await pilot.press("ctrl+n")
-        await wait_started(app, pilot)
+        await new_conversation(app, pilot)
         await wait_until(pilot, lambda: _bar(app).count("○ idle") == 2)
         assert app.chat.query_one(SessionBar).display
         assert _bar(app).startswith("1 ")
@@ -150,5 +149,5 @@ async def test_quitting_stops_every_agent(tmp_path: Path) -> None:
 
 def test_the_keys_are_listed() -> None:
     keys = dict(KEYS)["Conversations"]
-    assert ("ctrl+n", "new conversation (a new agent)") in keys
+    assert ("ctrl+n", "new conversation: pick its agent") in keys
     assert any("ctrl+w" in key for key, _ in keys)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import TextIO
 
 from acp_tui.config import AgentConfig, ConfigError
@@ -42,15 +43,31 @@ def registry_agent(
         why = str(unknown) if unknown else f"unknown agent {agent_id!r}"
         raise ConfigError(f"{why}; nor is it in the registry (`acp-tui agents` lists both)")
     plan = plan_launch(agent)
-    approved = agents_dir() / agent.id / ".approved"
-    if not approved.exists():
+    if not _approval(agent.id).exists():
         _confirm(plan, yes, sys.stdin.isatty() if interactive is None else interactive, ask, err)
-        approved.parent.mkdir(parents=True, exist_ok=True)
-        approved.touch()
+        approve(agent.id)
     if not plan.installed:
         print(f"acp-tui: installing {agent.name} {agent.version} into {plan.install_dir}", file=err)
         install_binary(plan, _progress(err, plan))
+    return launch_config(plan)
+
+
+def launch_config(plan: LaunchPlan) -> AgentConfig:
+    """`plan`'s agent as acp-tui starts any agent (filed under its registry id)."""
+    agent = plan.agent
     return AgentConfig(agent.id, plan.command, env=plan.env, description=agent.description)
+
+
+def approve(agent_id: str) -> None:
+    """Remember that the user agreed to install and run `agent_id` (the CLI then does not
+    ask again; the TUI's picker counts choosing it as agreeing)."""
+    approved = _approval(agent_id)
+    approved.parent.mkdir(parents=True, exist_ok=True)
+    approved.touch()
+
+
+def _approval(agent_id: str) -> Path:
+    return agents_dir() / agent_id / ".approved"
 
 
 def _confirm(

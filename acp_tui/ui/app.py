@@ -9,9 +9,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
+import shlex
 import signal
 import time
 from collections.abc import Iterable
+from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import ClassVar
@@ -24,7 +26,7 @@ from textual.screen import Screen
 from acp_tui.auth import AuthChoice, AuthFailed, AuthRequired, run_in_terminal
 from acp_tui.check.live import LiveCheck
 from acp_tui.checkpoints.checkpointer import Checkpointer
-from acp_tui.config import AgentPolicy, Startup, load_policy
+from acp_tui.config import AgentConfig, AgentPolicy, Startup, load_config, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
 from acp_tui.records import (
@@ -108,6 +110,7 @@ class AcpApp(App[int]):
         mode, model); None: a new session, no records (tests, scripts)."""
         self.store: RecordStore | None = None
         self.argv = argv
+        """The command line's agent command: the first conversation's."""
         self.options = options
         self.permission = permission
         self.history = PromptHistory(history_path(options.cwd, history_dir))
@@ -132,7 +135,8 @@ class AcpApp(App[int]):
         self._thresholds: tuple[int, int, int] | None = None
         self._last_input = time.monotonic()
         self._last_full_collection = time.monotonic()
-        self.conversations: list[Conversation] = [Conversation("_default", 1)]
+        first = Conversation("_default", 1, self._first_agent(argv, options), options)
+        self.conversations: list[Conversation] = [first]
         """Every open conversation, in the session bar's order; each with its own agent."""
         self.conversation = self.conversations[0]
         """The conversation shown."""
@@ -140,6 +144,13 @@ class AcpApp(App[int]):
         # Textual knows its default mode only by its stack: name it, so it can be switched back
         # to (its screen, the first conversation's, is made once, by get_default_screen).
         self._modes.setdefault("_default", self.get_default_screen)
+
+    def _first_agent(self, argv: list[str], options: ClientOptions) -> AgentConfig:
+        """The agent the command line asked for (the config's, when it is that command)."""
+        startup = self.startup
+        if startup is not None and startup.agent.command == argv:
+            return startup.agent
+        return AgentConfig(shlex.join(argv), list(argv), env=dict(options.env), adhoc=True)
 
     # The shown conversation's agent and session (each conversation has its own).
 
@@ -214,8 +225,8 @@ class AcpApp(App[int]):
             )
         live_check = conversation.live_check
         client = conversation.client = AgentClient(
-            self.argv,
-            self.options,
+            conversation.agent.command,
+            conversation.options,
             decide_permission=partial(self._decide_permission, conversation),
             decide_elicitation=partial(self._decide_elicitation, conversation),
             on_problem=lambda message: self._inspect(chat, "problem", message),
@@ -297,7 +308,7 @@ class AcpApp(App[int]):
             return await self._open_session(conversation)
         if self.startup is not None:
             conversation.opened = await open_conversation(
-                client, self.store, self.startup.agent.name, session_id=old.id
+                client, self.store, conversation.agent.name, session_id=old.id
             )
             return conversation.opened.session
         if client.reopen_method(replay=False) is not None:
@@ -366,10 +377,30 @@ class AcpApp(App[int]):
     # -- several conversations ----------------------------------------------------------------
 
     def action_new_conversation(self) -> None:
-        """A new conversation with the same agent command: a new agent process, shown."""
+        """Ctrl+N: the agent picker; the agent chosen starts in a new conversation."""
+        from acp_tui.registry.choices import local_choices
+        from acp_tui.ui.screens.agent_picker import AgentPickerScreen
+
+        current = self.conversation
+        config = self.startup.config if self.startup is not None else load_config()
+        label = self.client.info.label if self.client and self.client.info.name else ""
+        local = local_choices(current.agent, label or current.agent.name, config)
+        taken = {*config.agents, current.agent.name}
+        self.push_screen(AgentPickerScreen(local, taken), self.new_conversation)
+
+    def new_conversation(self, agent: AgentConfig | None) -> None:
+        """A new conversation running `agent` (a new process, even for the same agent), shown."""
+        if agent is None:
+            return
+        current = self.conversation
+        if agent is current.agent:
+            # What the user signed in with (an `env_var` method) goes along.
+            options = replace(current.options, env=dict(current.options.env))
+        else:
+            options = replace(self.options, env=dict(agent.env), mcp_servers=agent.mcp_servers)
         self._opened_count += 1
         number = self._opened_count
-        conversation = Conversation(f"conversation-{number}", number)
+        conversation = Conversation(f"conversation-{number}", number, agent, options)
         chat = conversation.chat = ChatScreen(self.options.cwd, self.history)
         self.conversations.append(conversation)
         self.add_mode(conversation.mode, lambda: chat)
@@ -453,8 +484,8 @@ class AcpApp(App[int]):
 
     async def _open_session(self, conversation: Conversation) -> Session:
         """A new session, or the one `--resume` names (the first conversation only), signed
-        in, in the mode and model the command line or the config asked for (what the agent
-        does not offer: a notice)."""
+        in, in the mode and model the command line (for its own agent) or the config asked
+        for (what the agent does not offer: a notice)."""
         client = conversation.client
         assert client is not None
         startup = self.startup
@@ -468,22 +499,24 @@ class AcpApp(App[int]):
             self.store = RecordStore.open(
                 on_warning=lambda message: self.notify(message, severity="warning")
             )
-        agent = startup.agent
+        agent = conversation.agent
+        # --auth, --mode and --model name the command line's agent, not one picked later.
+        asked = agent is startup.agent
         opened = conversation.opened = await start_conversation(
             client,
             self.store,
             agent.name,
             resume=startup.resume if first else None,
-            auth=startup.auth,
+            auth=startup.auth if asked else None,
             choose=self._choose_sign_in,
             run_terminal=self._run_terminal,
             # The config's defaults, unless the command line names them (then as asked).
-            mode=None if startup.mode else agent.mode,
-            model=None if startup.model else agent.model,
+            mode=None if asked and startup.mode else agent.mode,
+            model=None if asked and startup.model else agent.model,
         )
         session = opened.session
         for category, value in (("mode", startup.mode), ("model", startup.model)):
-            if value:
+            if value and asked:
                 try:
                     await session.select(category, value)
                 except (ValueError, RpcError) as error:
@@ -604,6 +637,10 @@ class AcpApp(App[int]):
             return down and self.client is not None and self.screen is self.chat
         if action in ("close_conversation", "switch_conversation"):
             return len(self.conversations) > 1
+        if action == "new_conversation":
+            from acp_tui.ui.screens.agent_picker import AgentPickerScreen
+
+            return not isinstance(self.screen, AgentPickerScreen)
         return True
 
     def action_cancel_turn(self) -> None:
@@ -660,7 +697,7 @@ class AcpApp(App[int]):
     def agent_name(self) -> str:
         """The agent's name in the records (its config name)."""
         if self.startup is not None:
-            return self.startup.agent.name
+            return self.conversation.agent.name
         return self.client.info.name if self.client is not None else "agent"
 
     @work(group="sessions", exclusive=True, exit_on_error=False)
@@ -731,7 +768,7 @@ class AcpApp(App[int]):
             if self.startup is None:
                 session = await client.new_session()
             else:
-                agent = self.startup.agent
+                agent = conversation.agent
                 conversation.opened = await start_conversation(
                     client, self.store, agent.name, mode=agent.mode, model=agent.model
                 )

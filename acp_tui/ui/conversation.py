@@ -11,8 +11,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from acp_tui.check.live import LiveCheck
+    from acp_tui.config import AgentConfig
     from acp_tui.records import Opened
-    from acp_tui.session.controller import AgentClient, Session
+    from acp_tui.session.controller import AgentClient, ClientOptions, Session
     from acp_tui.ui.chat_screen import ChatScreen
 
 MARKS = {
@@ -34,11 +35,17 @@ STATES = {
 class Conversation:
     """A chat screen (the base of its own screen stack, `mode`) and the agent behind it."""
 
-    def __init__(self, mode: str, number: int) -> None:
+    def __init__(self, mode: str, number: int, agent: AgentConfig, options: ClientOptions) -> None:
         self.mode = mode
         """The app's screen mode that shows this conversation (its dialogs stack there)."""
         self.number = number
         """1 for the first conversation opened, then 2, 3…: its name in the session bar."""
+        self.agent = agent
+        """The agent it runs (its command, its env, its name in the records); a restart
+        starts this one again."""
+        self.options = options
+        """What its agent is started with: the app's for the first conversation, a copy for
+        each later one (an `env_var` sign-in changes only that conversation's env)."""
         self.chat: ChatScreen | None = None
         self.client: AgentClient | None = None
         self.session: Session | None = None

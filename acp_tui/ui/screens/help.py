@@ -43,7 +43,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "Conversations",
         [
-            ("ctrl+n", "new conversation (a new agent)"),
+            ("ctrl+n", "new conversation: pick its agent"),
             ("ctrl+pgup ctrl+pgdn", "previous / next conversation"),
             ("alt+1 … alt+9", "conversation 1 … 9"),
             ("ctrl+w", "close it (with two or more)"),

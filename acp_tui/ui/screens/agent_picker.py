@@ -1,0 +1,228 @@
+"""The agent picker (Ctrl+N): which agent the new conversation runs. The current agent first
+(so Ctrl+N Enter is "the same again"), the configured agents, the demo, then the ACP
+Registry's agents, loaded in a worker while the others are already listed. Typing filters;
+Enter starts the highlighted one, downloading a registry binary first with its progress shown
+(choosing it is the user's consent); Esc closes."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import ClassVar
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Vertical
+from textual.content import Content
+from textual.widgets import Input, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+
+from acp_tui.config import AgentConfig
+from acp_tui.registry import InstallError, LaunchPlan, install_binary, load_registry_async
+from acp_tui.registry.choices import AgentChoice, registry_choices
+from acp_tui.registry.start import approve
+from acp_tui.ui.screens.dialog import Dialog
+
+NAME_WIDTH = 24
+VERSION_WIDTH = 10
+STATUS_WIDTH = 19
+DESCRIPTION_WIDTH = 52
+READINESS_STYLES = {"ready": "$text-success", "install": "$text-accent", "missing": "$text-warning"}
+HEADINGS = {"configured": "Configured", "registry": "ACP Registry"}
+
+
+class AgentPickerScreen(Dialog[AgentConfig | None]):
+    """Pick the agent of a new conversation; dismissed with it (installed), or None."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("escape", "dismiss_none", "Close"),
+        Binding("up", "move(-1)", show=False),
+        Binding("down", "move(1)", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    AgentPickerScreen > Vertical { width: 114; }
+    AgentPickerScreen Input, AgentPickerScreen Input:focus {
+        border: none; background: $surface; padding: 0 1; margin: 0 0 1 0;
+    }
+    AgentPickerScreen OptionList, AgentPickerScreen OptionList:focus {
+        height: auto; max-height: 22; border: none; background: $surface; padding: 0;
+    }
+    AgentPickerScreen OptionList > .option-list--option-highlighted { background: $accent 25%; }
+    AgentPickerScreen OptionList > .option-list--option-disabled { color: $text-muted; }
+    AgentPickerScreen .picker--line { color: $text-muted; padding: 1 1 0 1; }
+    AgentPickerScreen .picker--warning { color: $text-warning; padding: 0 1; }
+    AgentPickerScreen .picker--error { color: $text-error; padding: 1 1 0 1; }
+    AgentPickerScreen ProgressBar { padding: 1 1 0 1; display: none; }
+    AgentPickerScreen.-installing ProgressBar { display: block; }
+    """
+
+    def __init__(self, local: list[AgentChoice], taken: set[str]) -> None:
+        super().__init__()
+        self.local = local
+        """The current, configured and demo agents: listed at once."""
+        self.taken = taken
+        """Ids a registry entry may not use (a configured agent of that name wins)."""
+        self.registry: list[AgentChoice] = []
+        self.shown: list[AgentChoice] = []
+        """The rows after filtering, by option id."""
+        self.installing: LaunchPlan | None = None
+        self._received: tuple[int, int | None] = (0, None)
+        """Written by the download thread, read by a timer: no call across threads."""
+
+    def compose(self) -> ComposeResult:
+        with Vertical() as box:
+            box.border_title = "New conversation with…"
+            box.border_subtitle = "type to filter · ↑↓ choose · enter start · esc close"
+            yield Input(placeholder="filter by name, id or description")
+            yield OptionList()
+            yield Static("Loading the ACP Registry…", id="picker-source", classes="picker--line")
+            yield Static("", id="picker-problems", classes="picker--warning")
+            yield ProgressBar(show_eta=False)
+            yield Static("", id="picker-error", classes="picker--error")
+
+    def on_mount(self) -> None:
+        self._show_rows()
+        self.query_one("#picker-problems").display = False
+        self.query_one("#picker-error").display = False
+        self.query_one(Input).focus()
+        self._load_registry()
+
+    # -- the rows -------------------------------------------------------------------------
+
+    @work(group="registry", exclusive=True, exit_on_error=False)
+    async def _load_registry(self) -> None:
+        source = self.query_one("#picker-source", Static)
+        try:
+            loaded = await load_registry_async()
+            rows = await asyncio.to_thread(registry_choices, loaded.index, self.taken)
+        except (OSError, ValueError) as error:
+            # Never expected (a bad index falls back to the snapshot), never fatal either.
+            source.update(f"The ACP Registry could not be read: {error}")
+            return
+        self.registry = rows
+        source.update(loaded.describe().capitalize())
+        problems = loaded.index.problems
+        if problems:
+            count = "1 entry" if len(problems) == 1 else f"{len(problems)} entries"
+            warning = self.query_one("#picker-problems", Static)
+            warning.update(f"{count} of the index could not be read and left out: {problems[0]}")
+            warning.display = True
+        self._show_rows()
+
+    @on(Input.Changed)
+    def _filter(self) -> None:
+        self._show_rows()
+
+    def _show_rows(self) -> None:
+        text = self.query_one(Input).value.strip().lower()
+        choices = [c for c in [*self.local, *self.registry] if c.matches(text)]
+        options: list[Option] = []
+        group = None
+        for index, choice in enumerate(choices):
+            heading = HEADINGS.get(choice.group)
+            if heading and choice.group != group:
+                options.append(Option(Content.styled(heading, "bold"), disabled=True))
+            group = choice.group
+            options.append(Option(_row(choice), id=str(index)))
+        if not choices:
+            options.append(Option(f"No agent matches {text!r}.", disabled=True))
+        self.shown = choices
+        listing = self.query_one(OptionList)
+        highlighted = listing.highlighted_option
+        listing.set_options(options)
+        ids = [o.id for o in options]
+        keep = highlighted is not None and text == "" and highlighted.id in ids
+        if keep:
+            listing.highlighted = ids.index(highlighted.id)  # type: ignore[union-attr]
+        else:
+            listing.action_first()
+
+    def action_move(self, step: int) -> None:
+        listing = self.query_one(OptionList)
+        if step > 0:
+            listing.action_cursor_down()
+        else:
+            listing.action_cursor_up()
+
+    # -- choosing -------------------------------------------------------------------------
+
+    @on(Input.Submitted)
+    def _submitted(self) -> None:
+        self._choose(self.query_one(OptionList).highlighted_option)
+
+    @on(OptionList.OptionSelected)
+    def _selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self._choose(event.option)
+
+    def _choose(self, option: Option | None) -> None:
+        if option is None or option.id is None or self.installing is not None:
+            return
+        choice = self.shown[int(option.id)]
+        if choice.readiness == "missing" or choice.agent is None:
+            self._error(choice.problem or f"{choice.name} cannot be started here")
+            return
+        if choice.group == "registry":
+            approve(choice.id)
+        if choice.readiness == "install" and choice.plan is not None:
+            self._install(choice.plan, choice.agent)
+            return
+        self.dismiss(choice.agent)
+
+    @work(group="install", exclusive=True, exit_on_error=False)
+    async def _install(self, plan: LaunchPlan, agent: AgentConfig) -> None:
+        self.installing = plan
+        self._error("")
+        self.add_class("-installing")
+        source = self.query_one("#picker-source", Static)
+        said = source.content
+        source.update(f"Downloading {plan.agent.name} {plan.agent.version} into {plan.install_dir}")
+        timer = self.set_interval(0.1, self._show_progress)
+        try:
+            await asyncio.to_thread(install_binary, plan, self._progress)
+        except InstallError as error:
+            self._error(f"{plan.agent.name} was not installed: {error}")
+            source.update(said)
+            return
+        finally:
+            timer.stop()
+            self.installing = None
+            self.remove_class("-installing")
+        self.dismiss(agent)
+
+    def _progress(self, received: int, total: int | None) -> None:
+        """From the download thread."""
+        self._received = (received, total)
+
+    def _show_progress(self) -> None:
+        received, total = self._received
+        self.query_one(ProgressBar).update(total=total, progress=received)
+
+    def _error(self, message: str) -> None:
+        error = self.query_one("#picker-error", Static)
+        error.update(message)
+        error.display = bool(message)
+
+    def action_dismiss_none(self) -> None:
+        self.dismiss(None)
+
+
+def _row(choice: AgentChoice) -> Content:
+    """Name, version, status and description in aligned columns."""
+    mark = "● " if choice.group == "current" else "  "
+    return Content.assemble(
+        (mark, "$text-accent"),
+        (_fit(choice.name, NAME_WIDTH), "bold"),
+        (_fit(choice.version, VERSION_WIDTH), "$text-muted"),
+        (_fit(choice.status, STATUS_WIDTH), READINESS_STYLES[choice.readiness]),
+        (_fit(choice.description, DESCRIPTION_WIDTH).rstrip(), "$text-muted"),
+    )
+
+
+def _fit(text: str, width: int) -> str:
+    """`text` in a column of `width` (one space kept before the next column)."""
+    text = " ".join(text.split())
+    if len(text) >= width:
+        text = text[: width - 2] + "…"
+    return f"{text:<{width}}"
