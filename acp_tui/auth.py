@@ -219,6 +219,9 @@ async def sign_in(
     if run_terminal is None:
         raise AuthFailed(f"{choice.name or choice.id} signs in in a terminal, and there is none")
     argv, env = terminal_login(client.argv, choice)
+    # The login is the agent's own program: it gets the agent's environment (a registry
+    # entry's or the config's `env`) under the method's.
+    env = {**client.options.env, **env}
     await client.close()
     try:
         status = await run_terminal(argv, env)
