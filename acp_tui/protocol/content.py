@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, UnsetType
 
+from acp_tui.protocol.images import ImageError, human_size, inspect_data
 from acp_tui.protocol.wire import Wire
 
 Meta = dict[str, Any] | None | UnsetType
@@ -51,15 +52,35 @@ def block_text(block: ContentBlock) -> str:
     return block.text if block.type == "text" and isinstance(block.text, str) else ""
 
 
+def image_data(block: ContentBlock) -> tuple[str, str | None] | None:
+    """(base64 data, uri) of a picture: an `image` block, or an embedded resource whose blob
+    has an image MIME type. None for anything else."""
+    if block.type == "image" and isinstance(block.data, str):
+        return block.data, block.uri if isinstance(block.uri, str) else None
+    resource = block.resource
+    if (
+        block.type == "resource"
+        and isinstance(resource, EmbeddedResource)
+        and isinstance(resource.blob, str)
+        and isinstance(resource.mime_type, str)
+        and resource.mime_type.startswith("image/")
+    ):
+        return resource.blob, resource.uri
+    return None
+
+
 def block_label(block: ContentBlock) -> str:
     """A one-line description of a non-text block: what it is, its name, type and size."""
+    picture = image_data(block)
+    if picture is not None:
+        return _image_label(*picture)
     if block.type == "resource" and isinstance(block.resource, EmbeddedResource):
         resource = block.resource
         size = len(resource.text) if isinstance(resource.text, str) else None
         return _label("resource", resource.uri, resource.mime_type, size)
     if block.type == "resource_link":
         return _label("link", block.name or block.uri, block.mime_type, block.size)
-    if block.type in ("image", "audio"):
+    if block.type in ("image", "audio"):  # here: without data
         size = len(block.data) * 3 // 4 if isinstance(block.data, str) else None
         return _label(block.type, block.uri, block.mime_type, size)
     return _label(block.type, block.name or block.uri or block.title, None, None)
@@ -72,17 +93,20 @@ def _label(kind: str, name: Any, mime: Any, size: Any) -> str:
     if isinstance(mime, str) and mime:
         parts.append(mime)
     if isinstance(size, int):
-        parts.append(_human_size(size))
+        parts.append(human_size(size))
     return " · ".join(parts)
 
 
-def _human_size(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
+def _image_label(data: str, uri: str | None) -> str:
+    """`image · cat.png · image/png · 640 by 480 pixels · 12.0 KB`, or what is wrong with it."""
+    name = uri.rstrip("/").rsplit("/", 1)[-1] if uri else None
+    try:
+        info = inspect_data(data)
+    except ImageError as error:
+        return _label("image", name, None, None) + f" · broken image: {error}"
+    return " · ".join(
+        (_label("image", name, info.mime_type, None), info.pixels, human_size(info.size))
+    )
 
 
 class DiffChange(Wire):

@@ -1,0 +1,145 @@
+"""Images the user attaches to a prompt: from a file, a pasted path, or the clipboard.
+
+Each becomes an ACP `image` block (base64 data, the MIME type sniffed from the bytes, the file's
+URI when there is one), capped in size. What goes wrong is an `ImageError` whose message is for
+the user as is. No Textual here: the headless mode attaches `@image.png` mentions too.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import unquote, urlparse
+from urllib.request import url2pathname
+
+from acp_tui.protocol.content import ContentBlock
+from acp_tui.protocol.images import KNOWN_TYPES, ImageError, ImageInfo, human_size, inspect
+
+ATTACH_LIMIT = 5 * 1024 * 1024
+"""Bytes an attached image may have: agents' own limits are about this (Claude's is 5 MB)."""
+IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".webp"})
+CLIPBOARD_TYPES = ("image/png", "image/jpeg", "image/gif", "image/webp")
+CLIPBOARD_TIMEOUT = 3.0
+PATH_LIMIT = 4096
+"""Characters a pasted path may have (Linux's PATH_MAX): longer pastes are text."""
+
+
+@dataclass(frozen=True, slots=True)
+class Attachment:
+    """An image ready to send: its name, what it is, and the block that carries it."""
+
+    name: str
+    info: ImageInfo
+    block: ContentBlock
+
+
+def image_from_bytes(data: bytes, name: str, uri: str | None = None) -> Attachment:
+    """An attachment of `data`, or an `ImageError` when it is too big or not an image."""
+    if len(data) > ATTACH_LIMIT:
+        raise ImageError(
+            f"{name} is {human_size(len(data))}: images are limited to {human_size(ATTACH_LIMIT)}"
+        )
+    try:
+        info = inspect(data)
+    except ImageError as error:
+        raise ImageError(f"{name} cannot be attached: {error}") from None
+    encoded = base64.b64encode(data).decode("ascii")
+    block = ContentBlock(type="image", data=encoded, mime_type=info.mime_type, uri=uri)
+    return Attachment(name, info, block)
+
+
+def image_from_file(path: Path, name: str | None = None) -> Attachment:
+    """An attachment of the image file at `path` (read only when it is small enough)."""
+    name = name or path.name
+    try:
+        size = path.stat().st_size
+        if size > ATTACH_LIMIT:
+            raise ImageError(
+                f"{name} is {human_size(size)}: images are limited to {human_size(ATTACH_LIMIT)}"
+            )
+        data = path.read_bytes()
+    except OSError as error:
+        raise ImageError(f"{name} cannot be read: {error.strerror or error}") from None
+    return image_from_bytes(data, name, path.resolve().as_uri())
+
+
+def looks_like_image(path: Path) -> bool:
+    """An image file by its name; its bytes decide later whether it really is one."""
+    return path.suffix.lower() in IMAGE_SUFFIXES
+
+
+def pasted_image_path(text: str, cwd: Path) -> Path | None:
+    """The image file `text` names when it is exactly one path (as is, quoted or shell-escaped
+    as file managers drop it, or a `file://` URI) to an existing file with an image's name."""
+    text = text.strip()
+    if not text or "\n" in text or len(text) > PATH_LIMIT:
+        return None
+    if text.startswith("file://"):
+        candidates = [url2pathname(unquote(urlparse(text).path))]
+    else:
+        candidates = [text]
+        with contextlib.suppress(ValueError):
+            words = shlex.split(text)
+            if len(words) == 1 and words[0] != text:
+                candidates.append(words[0])
+    for candidate in candidates:
+        path = Path(os.path.expanduser(candidate))
+        if not path.is_absolute():
+            path = cwd / path
+        with contextlib.suppress(OSError):
+            if looks_like_image(path) and path.is_file():
+                return path
+    return None
+
+
+def clipboard_image() -> Attachment:
+    """The image on the system clipboard (Wayland's wl-paste, X11's xclip, macOS's pngpaste).
+
+    Terminals paste text only, so an image must be asked of the platform's clipboard tool.
+    """
+    if sys.platform == "darwin":
+        if shutil.which("pngpaste") is None:
+            raise ImageError(
+                "No clipboard tool for images: install pngpaste (brew install pngpaste)"
+            )
+        return image_from_bytes(_run(["pngpaste", "-"]), "clipboard.png")
+    if os.environ.get("WAYLAND_DISPLAY") and shutil.which("wl-paste"):
+        types = _run(["wl-paste", "--list-types"]).decode(errors="replace").split()
+        mime = _image_type(types)
+        return _clipboard_bytes(["wl-paste", "--no-newline", "--type", mime], mime)
+    if os.environ.get("DISPLAY") and shutil.which("xclip"):
+        targets = _run(["xclip", "-selection", "clipboard", "-t", "TARGETS", "-o"])
+        mime = _image_type(targets.decode(errors="replace").split())
+        return _clipboard_bytes(["xclip", "-selection", "clipboard", "-t", mime, "-o"], mime)
+    raise ImageError(
+        "No clipboard tool for images here: install wl-clipboard (Wayland) or xclip (X11), "
+        "or paste the image file's path instead"
+    )
+
+
+def _image_type(types: list[str]) -> str:
+    for mime in CLIPBOARD_TYPES:
+        if mime in types:
+            return mime
+    raise ImageError(f"The clipboard holds no image (a {KNOWN_TYPES} image can be pasted)")
+
+
+def _clipboard_bytes(argv: list[str], mime: str) -> Attachment:
+    return image_from_bytes(_run(argv), f"clipboard.{mime.removeprefix('image/')}")
+
+
+def _run(argv: list[str]) -> bytes:
+    try:
+        result = subprocess.run(argv, capture_output=True, timeout=CLIPBOARD_TIMEOUT, check=False)
+    except (OSError, subprocess.SubprocessError) as error:
+        raise ImageError(f"The clipboard could not be read ({argv[0]}: {error})") from None
+    if result.returncode != 0 or not result.stdout:
+        raise ImageError("The clipboard holds no image")
+    return result.stdout

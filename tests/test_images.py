@@ -1,0 +1,207 @@
+"""Images as bytes (`acp_tui.protocol.images`) and as attachments (`acp_tui.attachments`):
+types from magic numbers, sizes from headers, the size cap, pasted paths and the clipboard.
+
+The sample images are written by Pillow (textual-image's own dependency), so the header reader
+is checked against an encoder it shares nothing with.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import stat
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from PIL import Image
+
+from acp_tui.attachments import (
+    ATTACH_LIMIT,
+    clipboard_image,
+    image_from_bytes,
+    image_from_file,
+    pasted_image_path,
+)
+from acp_tui.demo.picture import demo_png
+from acp_tui.protocol.content import ContentBlock, EmbeddedResource, block_label
+from acp_tui.protocol.images import (
+    ImageError,
+    decode_data,
+    dimensions,
+    inspect,
+    sniff_mime,
+    too_large_to_show,
+)
+
+
+def encoded(fmt: str, size: tuple[int, int] = (123, 45), **options: object) -> bytes:
+    mode = "RGBA" if options.pop("alpha", False) else "RGB"
+    picture = Image.new(mode, size, (200, 80, 20))
+    out = io.BytesIO()
+    picture.save(out, fmt, **options)
+    return out.getvalue()
+
+
+def jpeg_with_exif() -> bytes:
+    exif = Image.Exif()
+    exif[0x010E] = "a description long enough to push the frame header along " * 40
+    return encoded("JPEG", exif=exif.tobytes())
+
+
+SAMPLES = {
+    "png": ("image/png", encoded("PNG")),
+    "jpeg": ("image/jpeg", encoded("JPEG")),
+    "jpeg-exif": ("image/jpeg", jpeg_with_exif()),
+    "progressive-jpeg": ("image/jpeg", encoded("JPEG", progressive=True)),
+    "gif": ("image/gif", encoded("GIF")),
+    "webp-lossy": ("image/webp", encoded("WEBP")),
+    "webp-lossless": ("image/webp", encoded("WEBP", lossless=True)),
+    "webp-extended": ("image/webp", encoded("WEBP", alpha=True, exif=b"Exif\0\0" + b"x" * 40)),
+}
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_type_and_size_come_from_the_bytes(name: str) -> None:
+    mime, data = SAMPLES[name]
+    assert sniff_mime(data) == mime
+    assert dimensions(data) == (123, 45)
+    info = inspect(data)
+    assert (info.mime_type, info.width, info.height, info.size) == (mime, 123, 45, len(data))
+
+
+def test_the_webp_samples_cover_its_three_kinds_of_header() -> None:
+    chunks = {SAMPLES[name][1][12:16] for name in SAMPLES if name.startswith("webp")}
+    assert chunks == {b"VP8 ", b"VP8L", b"VP8X"}
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_cut_short_headers_give_no_size_never_an_error(name: str) -> None:
+    _, data = SAMPLES[name]
+    for end in range(len(data) if name == "jpeg-exif" else min(len(data), 400)):
+        size = dimensions(data[:end])
+        assert size in (None, (123, 45))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from([b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF89a", b"RIFF\0\0\0\0WEBP"]))
+def test_bogus_bytes_after_a_magic_number_never_crash(magic: bytes) -> None:
+    for tail in (b"", b"\0" * 40, b"\xff" * 40, os.urandom(64), b"VP8 " + os.urandom(30)):
+        data = magic + tail
+        try:
+            info = inspect(data)
+        except ImageError as error:
+            assert "header is damaged" in str(error)
+        else:
+            assert info.width > 0 and info.height > 0
+
+
+def test_what_is_not_an_image_is_refused_with_a_reason() -> None:
+    with pytest.raises(ImageError, match=r"not a PNG, JPEG, GIF or WebP image"):
+        inspect(b"BM\x00\x00 a bitmap")
+    with pytest.raises(ImageError, match="not valid base64"):
+        decode_data("not base64!")
+    huge = inspect(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + (50_000).to_bytes(4) + (50_000).to_bytes(4))
+    assert "50000×50000 pixels" in (too_large_to_show(huge) or "")  # noqa: RUF001
+    assert too_large_to_show(inspect(SAMPLES["png"][1])) is None
+
+
+def test_attachments_are_capped_and_typed_by_their_bytes(tmp_path: Path) -> None:
+    png = SAMPLES["png"][1]
+    renamed = tmp_path / "actually-a-png.jpg"
+    renamed.write_bytes(png)
+    attachment = image_from_file(renamed)
+    block = attachment.block
+    assert (block.type, block.mime_type, block.uri) == ("image", "image/png", renamed.as_uri())
+    assert base64.b64decode(block.data) == png  # type: ignore[arg-type]
+    assert block_label(block) == f"image · actually-a-png.jpg · image/png · 123×45 · {len(png)} B"  # noqa: RUF001
+
+    big = tmp_path / "big.png"
+    big.write_bytes(png + b"\0" * ATTACH_LIMIT)
+    with pytest.raises(ImageError, match=r"big\.png is 5\.0 MB: images are limited to 5\.0 MB"):
+        image_from_file(big)
+    with pytest.raises(ImageError, match=r"notes\.png cannot be attached: not a PNG"):
+        image_from_bytes(b"just text", "notes.png")
+    with pytest.raises(ImageError, match=r"gone\.png cannot be read"):
+        image_from_file(tmp_path / "gone.png")
+
+
+def test_the_label_of_a_broken_image_says_what_is_wrong() -> None:
+    def label(data: str) -> str:
+        return block_label(ContentBlock(type="image", data=data, mime_type="image/png"))
+
+    assert label("@@@") == "image · broken image: its data is not valid base64"
+    assert label(base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()) == (
+        "image · broken image: its PNG header is damaged"
+    )
+    resource = EmbeddedResource(
+        uri="file:///tmp/logo.png",
+        blob=base64.b64encode(demo_png()).decode(),
+        mime_type="image/png",
+    )
+    assert block_label(ContentBlock(type="resource", resource=resource)).startswith(
+        "image · logo.png · image/png · 96×64 · "  # noqa: RUF001
+    )
+
+
+def test_a_pasted_path_is_an_image_only_when_it_is_exactly_one_image_file(
+    tmp_path: Path,
+) -> None:
+    spaced = tmp_path / "my cat.png"
+    spaced.write_bytes(SAMPLES["png"][1])
+    (tmp_path / "notes.txt").write_text("hi")
+    for pasted in (
+        str(spaced),
+        f"'{spaced}'",
+        f'"{spaced}"\n',
+        str(spaced).replace(" ", "\\ "),
+        spaced.as_uri(),
+        "my\\ cat.png",  # relative to the workspace
+    ):
+        assert pasted_image_path(pasted, tmp_path) == spaced, pasted
+    for pasted in (
+        "notes.txt",
+        "missing.png",
+        f"{spaced} {spaced}",
+        f"{spaced}\n{spaced}",
+        "look at this",
+        "'unbalanced",
+        "",
+    ):
+        assert pasted_image_path(pasted, tmp_path) is None, pasted
+
+
+def fake_tool(directory: Path, name: str, script: str) -> None:
+    path = directory / name
+    path.write_text(f"#!/bin/sh\nPATH=/usr/bin:/bin\n{script}\n")
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+def test_the_clipboard_image_comes_from_the_platform_tool(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    png = tmp_path / "clip.png"
+    png.write_bytes(SAMPLES["png"][1])
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    monkeypatch.setenv("PATH", str(tools))
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.delenv("DISPLAY", raising=False)
+    with pytest.raises(ImageError, match=r"install wl-clipboard .* or xclip"):
+        clipboard_image()
+
+    monkeypatch.setenv("DISPLAY", ":0")
+    fake_tool(
+        tools,
+        "xclip",
+        f'case "$*" in *TARGETS*) printf "TARGETS\\nimage/png\\ntext/plain\\n";; '
+        f'*image/png*) cat "{png}";; esac',
+    )
+    attachment = clipboard_image()
+    assert (attachment.name, attachment.info.pixels) == ("clipboard.png", "123×45")  # noqa: RUF001
+
+    fake_tool(tools, "xclip", 'printf "TARGETS\\ntext/plain\\n"')
+    with pytest.raises(ImageError, match="The clipboard holds no image"):
+        clipboard_image()
