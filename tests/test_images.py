@@ -11,6 +11,7 @@ import base64
 import io
 import os
 import stat
+import sys
 from pathlib import Path
 
 import pytest
@@ -26,15 +27,20 @@ from acp_tui.attachments import (
     pasted_image_path,
 )
 from acp_tui.demo.picture import demo_png
-from acp_tui.protocol.content import ContentBlock, EmbeddedResource, block_label
+from acp_tui.protocol.content import ContentBlock, EmbeddedResource, block_label, text_block
 from acp_tui.protocol.images import (
     ImageError,
+    ImageInfo,
     decode_data,
     dimensions,
     inspect,
     sniff_mime,
     too_large_to_show,
 )
+from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.state import SessionState
+from acp_tui.ui.mentions import prompt_blocks
+from tests.support.schema import validate_transcript
 
 
 def encoded(fmt: str, size: tuple[int, int] = (123, 45), **options: object) -> bytes:
@@ -205,3 +211,63 @@ def test_the_clipboard_image_comes_from_the_platform_tool(
     fake_tool(tools, "xclip", 'printf "TARGETS\\ntext/plain\\n"')
     with pytest.raises(ImageError, match="The clipboard holds no image"):
         clipboard_image()
+
+
+# -- the demo agent's image scenario, through acp-tui's client over real pipes ----------------
+
+DEMO = [sys.executable, "-m", "acp_tui.demo", "--speed", "0"]
+
+
+async def reject(pending: PendingPermission) -> None:
+    pending.select("reject_once")  # the image scenario asks nothing
+
+
+def agent_images(state: SessionState) -> list[ImageInfo]:
+    """What the agent's pictures are: in its messages and in its tool calls' content."""
+    blocks = [b for m in state.messages.values() if m.role == "agent" for b in m.content]
+    blocks += [c.content for call in state.tool_calls.values() for c in call.content]
+    return [
+        inspect(decode_data(block.data))
+        for block in blocks
+        if isinstance(block, ContentBlock) and block.type == "image" and block.data
+    ]
+
+
+@pytest.mark.parametrize("version", [1, 2], ids=["v1", "v2"])
+async def test_the_demo_agent_describes_an_image_prompt_and_sends_one_back(
+    tmp_path: Path, version: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "cat.jpg").write_bytes(SAMPLES["jpeg-exif"][1])
+    transcript = tmp_path / "transcript.jsonl"
+    options = ClientOptions(cwd=workspace, transcript=transcript, protocol_version=version)
+    client = AgentClient(DEMO, options, decide_permission=reject)
+    try:
+        await client.start()
+        assert client.info.supports("image")
+        session = await client.new_session()
+        content = prompt_blocks("what is in @cat.jpg?", workspace, embed=True, images=True)
+        assert content.problems == []
+        assert await session.prompt(content.blocks) == "end_turn"
+        [said] = [m.text for m in session.state.messages.values() if m.role == "agent"][:1]
+        assert "**cat.jpg**: a JPEG image, **123×45** pixels" in said  # noqa: RUF001
+        assert [i.pixels for i in agent_images(session.state)] == ["96×64", "96×64"]  # noqa: RUF001
+        [user] = [m for m in session.state.messages.values() if m.role == "user"]
+        assert "image · cat.jpg · image/jpeg · 123×45" in block_label(user.content[-1])  # noqa: RUF001
+        # The trigger word alone: no image sent, one comes back all the same.
+        assert await session.prompt([text_block("image")]) == "end_turn"
+        assert len(agent_images(session.state)) == 4
+
+        reopened_client = AgentClient(DEMO, options, decide_permission=reject)
+        try:
+            await reopened_client.start()
+            reopened = await reopened_client.open_session(session.id)
+            assert len(agent_images(reopened.state)) == 4  # the pictures replay too
+        finally:
+            await reopened_client.close()
+    finally:
+        await client.close()
+    assert validate_transcript(transcript, version=version, sender="client") > 0
+    assert validate_transcript(transcript, version=version, sender="agent") > 0

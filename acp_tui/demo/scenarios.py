@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from acp_tui.demo import shell, texts
+from acp_tui.demo.picture import HEIGHT, WIDTH, demo_png
 from acp_tui.demo.questions import ask, signin
 from acp_tui.demo.turn import ALL_OPTIONS, ALLOWING, Cancelled, ScenarioError, Turn, new_id
 from acp_tui.demo.wire import (
@@ -24,12 +25,14 @@ from acp_tui.demo.wire import (
     available_commands,
     diff_item,
     fence,
+    image_block,
     terminal_chunk,
     terminal_item,
     terminal_transcript,
     terminal_update,
     text_block,
 )
+from acp_tui.protocol.images import ImageError, decode_data, inspect
 from acp_tui.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 
 Scenario = Callable[[Turn, str], Awaitable[str | None]]
@@ -52,6 +55,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("switch", "The agent switches the session mode itself, after asking", None),
     ("long", "Stream thousands of chunks, to test speed and cancel", "number of chunks"),
     ("slow", "A slow turn: cancel it and it stops at once", "seconds (default 30)"),
+    ("image", "Describe the images you attach, and send one back", None),
     ("usage", "Report context usage and cost", None),
     ("title", "Set the session title", "the new title"),
     ("refuse", "End the turn with the refusal stop reason", None),
@@ -695,6 +699,38 @@ async def tour(turn: Turn, arg: str) -> None:
     await turn.say("\n" + texts.TOUR_OUTRO)
 
 
+async def image(turn: Turn, arg: str) -> None:
+    """Say what the prompt's images are (read from their bytes), then draw one and send it: in a
+    tool call's output and in a message."""
+    seen = [_describe_image(block) for block in turn.prompt if block.get("type") == "image"]
+    if seen:
+        await turn.say(texts.IMAGES_SEEN_HEADER + "\n".join(seen) + "\n")
+    else:
+        await turn.say(texts.IMAGE_NONE_SENT)
+    data = demo_png()
+    picture = image_block(data, "image/png")
+    call = await turn.tool("Draw a picture", "other", raw_input={"width": WIDTH, "height": HEIGHT})
+    await turn.pause(0.3)
+    await call.update(status="completed", content=[picture])
+    info = inspect(data)
+    await turn.say(texts.IMAGE_DRAWN.format(pixels=info.pixels, size=info.size))
+    await turn.show(picture)
+
+
+def _describe_image(block: dict[str, Any]) -> str:
+    name = str(block.get("uri") or "").rsplit("/", 1)[-1] or "an image"
+    try:
+        data = decode_data(block.get("data") if isinstance(block.get("data"), str) else "")
+        info = inspect(data)
+    except ImageError as error:
+        return f"- 🖼️ **{name}**: I could not read it ({error})"
+    kind = info.mime_type.removeprefix("image/").upper()
+    said = (
+        f" (you said `{block.get('mimeType')}`)" if block.get("mimeType") != info.mime_type else ""
+    )
+    return f"- 🖼️ **{name}**: a {kind} image{said}, **{info.pixels}** pixels, {info.size:,} bytes"
+
+
 async def _usage_and_title(turn: Turn) -> None:
     await usage(turn, "")
     await turn.set_title("Tour of the ACP demo agent")
@@ -718,6 +754,7 @@ SCENARIOS: dict[str, Scenario] = {
     "switch": switch,
     "long": long,
     "slow": slow,
+    "image": image,
     "usage": usage,
     "title": title,
     "refuse": refuse,
@@ -731,6 +768,8 @@ async def play(turn: Turn, name: str | None, arg: str) -> str | None:
     """Run scenario `name` (None: the default reply; "unknown": an unknown slash command)."""
     if name == "unknown":
         return await unknown(turn, arg)
+    if name is None and any(block.get("type") == "image" for block in turn.prompt):
+        name = "image"
     scenario = SCENARIOS.get(name or "", default)
     return await scenario(turn, arg)
 

@@ -185,6 +185,13 @@ class LiveSession:
                         {"sessionUpdate": f"{name}_chunk", "messageId": entry["messageId"]}
                         | {"content": wire.text_block(entry["text"])}
                     )
+            elif kind == "agent_block":
+                update = {"messageId": entry["messageId"]}
+                if v2:
+                    update |= {"sessionUpdate": "agent_message", "content": [entry["block"]]}
+                else:
+                    update |= {"sessionUpdate": "agent_message_chunk", "content": entry["block"]}
+                await self.notify(update)
             elif kind == "plan":
                 await self.notify(wire.plan_update(entry["planId"], entry["entries"], version))
             elif kind == "tool":

@@ -276,3 +276,15 @@ SWITCH_DONE = "Switched the session mode to **{mode}** (the agent changed it its
 SWITCH_REJECTED = "OK, staying in **{mode}** mode."
 
 ATTACHMENTS_HEADER = "You attached:\n\n"
+
+IMAGE_NONE_SENT = """\
+You sent me no image (attach one with `@picture.png`, by pasting its path, or Alt+V from the \
+clipboard), so I'll only show you one of mine.
+"""
+
+IMAGES_SEEN_HEADER = "I looked at what you sent:\n\n"
+
+IMAGE_DRAWN = """
+I drew a **{pixels} PNG** ({size:,} bytes) with nothing but `zlib` and `struct`: it is \
+in the tool call's output above, and here in my message:
+"""

@@ -188,6 +188,17 @@ class Turn:
             self.count_tokens(entry["text"])
         return Message(self, entry)
 
+    async def show(self, block: dict[str, Any]) -> None:
+        """Send a block that is not text (an image) as an agent message of its own."""
+        self.check()
+        message_id = new_id("msg")
+        self.record.history.append(
+            {"type": "agent_block", "messageId": message_id} | {"block": block}
+        )
+        await self.update(
+            {"sessionUpdate": "agent_message_chunk", "messageId": message_id, "content": block}
+        )
+
     async def plan(self, entries: list[tuple[str, str]]) -> Plan:
         """Show a plan: (content, priority) pairs, all `pending` at first."""
         plan = Plan(self, [{"content": c, "priority": p, "status": "pending"} for c, p in entries])

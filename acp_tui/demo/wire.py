@@ -123,9 +123,13 @@ def text_block(text: str) -> dict[str, str]:
     return {"type": "text", "text": text}
 
 
-# Tool-call content, neutral form: a `text_block`, {"type": "diff", "operation", "path",
-# "oldPath"?, "oldText", "newText"} and {"type": "terminal", "terminalId", "command", "cwd",
-# "output", "exitCode", "signal"} (the output is a snapshot kept for replay).
+def image_block(data: bytes, mime_type: str) -> dict[str, str]:
+    return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime_type}
+
+
+# Tool-call content, neutral form: a `text_block`, an `image_block`, {"type": "diff",
+# "operation", "path", "oldPath"?, "oldText", "newText"} and {"type": "terminal", "terminalId",
+# "command", "cwd", "output", "exitCode", "signal"} (the output is a snapshot kept for replay).
 
 
 def diff_item(
@@ -161,6 +165,8 @@ def tool_content(item: dict[str, Any], version: int, *, replay: bool = False) ->
             # replay cannot point at it any more, so it shows the output it had instead.
             return {"type": "content", "content": text_block(terminal_transcript(item))}
         return {"type": "terminal", "terminalId": item["terminalId"]}
+    if kind == "image":
+        return {"type": "content", "content": item}
     return {"type": "content", "content": text_block(item["text"])}
 
 
