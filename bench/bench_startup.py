@@ -1,0 +1,194 @@
+"""Process start to first frame: the real `acp-tui`, in a terminal, as a user starts it.
+
+Each run starts `python -m acp_tui` (the demo agent, a fresh workspace, a fresh home) in a
+pseudo-terminal of 120x40 and reads what it writes. The first frame is on screen when every
+row of the terminal has been painted since the app switched to the alternate screen (cursor
+moves `ESC[row;colH` counted per row): the time a user waits for a whole screen, not the time
+the app thinks it drew one.
+
+Two ways bytecode is found, each with a fresh copy of the package (so no `__pycache__` of the
+checkout is used):
+- cached:   everything (stdlib, dependencies, acp_tui) read from a warm `PYTHONPYCACHEPREFIX`;
+- uncached: acp_tui compiled from source every run (`PYTHONDONTWRITEBYTECODE`), dependencies
+            as installed (their own `__pycache__`): a checkout or a package installed without
+            compiling.
+
+Baselines run in the same way, interleaved with acp-tui: `python -c pass`, `python -c "import
+textual.app"` (start to exit), and a one-widget Textual app to its first frame (the floor of
+any Textual app). Medians of `--runs` runs; ratios against the baselines.
+
+Targets (issue 14): first frame <= 400 ms cached, <= 600 ms uncached.
+
+Run: python bench/bench_startup.py [--runs 7]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import os
+import pty
+import re
+import select
+import shutil
+import signal
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+import termios
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+ROWS, COLUMNS = 40, 120
+TIMEOUT = 20.0
+ALTERNATE_SCREEN = b"\x1b[?1049h"
+CURSOR_MOVE = re.compile(rb"\x1b\[(\d+);\d+H")
+REPO = Path(__file__).resolve().parent.parent
+
+HELLO_APP = """
+from textual.app import App
+from textual.widgets import Static
+
+class Hello(App):
+    def compose(self):
+        yield Static("hello")
+
+Hello().run()
+"""
+
+
+def first_frame(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds from starting `argv` in a terminal to every row of its screen painted."""
+    started = time.perf_counter()
+    pid, fd = pty.fork()
+    if pid == 0:  # the child: becomes the program
+        try:
+            os.chdir(cwd)
+            os.execve(argv[0], argv, env)
+        finally:
+            os._exit(127)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    seen = b""
+    screen_from: int | None = None
+    painted: set[int] = set()
+    try:
+        while time.perf_counter() - started < TIMEOUT:
+            readable, _, _ = select.select([fd], [], [], 0.5)
+            if not readable:
+                continue
+            try:
+                data = os.read(fd, 1 << 16)
+            except OSError:
+                break
+            if not data:
+                break
+            seen += data
+            if screen_from is None:
+                at = seen.find(ALTERNATE_SCREEN)
+                if at < 0:
+                    continue
+                screen_from = at + len(ALTERNATE_SCREEN)
+            # A move's digits may straddle two reads: look again at what came since the start.
+            painted.update(int(row) for row in CURSOR_MOVE.findall(seen, screen_from))
+            if painted.issuperset(range(1, ROWS + 1)):
+                return time.perf_counter() - started
+        raise SystemExit(f"no whole first frame from {argv} in {TIMEOUT:g} s:\n{seen[-400:]!r}")
+    finally:
+        _stop(pid)
+        os.close(fd)
+
+
+def _stop(pid: int) -> None:
+    """End the program as a closed terminal does (SIGHUP: acp-tui stops its agent first)."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGHUP)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return
+        time.sleep(0.02)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(pid, signal.SIGKILL)  # the pty made it a session (and group) leader
+    os.waitpid(pid, 0)
+
+
+def process_exit(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    started = time.perf_counter()
+    subprocess.run(argv, env=env, cwd=cwd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - started
+
+
+def environments(scratch: Path) -> dict[str, dict[str, str]]:
+    """The cached and uncached environments, both on a fresh copy of the package."""
+    package = scratch / "src"
+    shutil.copytree(
+        REPO / "acp_tui", package / "acp_tui", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    home = scratch / "home"
+    home.mkdir()
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTHON", "XDG_", "TEXTUAL")) and key not in ("COLUMNS", "LINES")
+    }
+    base |= {"HOME": str(home), "PYTHONPATH": str(package), "TERM": "xterm-256color"}
+    cache = scratch / "pycache"
+    cache.mkdir()
+    return {
+        "cached": base | {"PYTHONPYCACHEPREFIX": str(cache)},
+        "uncached": base | {"PYTHONDONTWRITEBYTECODE": "1"},
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=7)
+    args = parser.parse_args()
+    python = sys.executable
+    with tempfile.TemporaryDirectory(prefix="acp-tui-startup-") as tmp:
+        scratch = Path(tmp)
+        workspace = scratch / "workspace"
+        workspace.mkdir()
+        hello = scratch / "hello.py"
+        hello.write_text(HELLO_APP)
+        measures: dict[str, Callable[[dict[str, str]], float]] = {
+            "python -c pass": lambda env: process_exit([python, "-c", "pass"], env, workspace),
+            "import textual.app": lambda env: process_exit(
+                [python, "-c", "import textual.app"], env, workspace
+            ),
+            "textual hello, first frame": lambda env: first_frame(
+                [python, str(hello)], env, workspace
+            ),
+            "acp-tui, first frame": lambda env: first_frame(
+                [python, "-m", "acp_tui", "--cwd", str(workspace)], env, workspace
+            ),
+        }
+        envs = environments(scratch)
+        for measure in measures.values():
+            measure(envs["cached"])  # fills the bytecode cache
+        times = {(mode, name): [] for mode in envs for name in measures}
+        for _ in range(args.runs):
+            for mode, env in envs.items():
+                for name, measure in measures.items():
+                    times[mode, name].append(measure(env))
+    print(f"{args.runs} runs each, interleaved; medians")
+    for mode in envs:
+        medians = {name: statistics.median(times[mode, name]) for name in measures}
+        print(f"\n{mode}:")
+        for name, median in medians.items():
+            print(f"  {name:>27}: {median * 1000:6.0f} ms")
+        ours = medians["acp-tui, first frame"]
+        print(f"  acp-tui / python -c pass:      {ours / medians['python -c pass']:.1f}x")
+        print(f"  acp-tui / import textual.app:  {ours / medians['import textual.app']:.1f}x")
+        print(f"  acp-tui / textual hello:       {ours / medians['textual hello, first frame']:.2f}x")
+        target = 400 if mode == "cached" else 600
+        print(f"  acp-tui first frame: {ours * 1000:.0f} ms (target <= {target} ms)")
+
+
+if __name__ == "__main__":
+    main()
