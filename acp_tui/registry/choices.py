@@ -44,16 +44,20 @@ class AgentChoice:
         return any(text in part.lower() for part in (self.name, self.id, self.description))
 
 
-def local_choices(current: AgentConfig, current_label: str, config: Config) -> list[AgentChoice]:
-    """The running conversation's agent ("same agent"), then the configured agents, then the
-    demo agent (each once: the current one is not listed again)."""
+def local_choices(
+    current: AgentConfig, config: Config, label: str = "", version: str = ""
+) -> list[AgentChoice]:
+    """The running conversation's agent ("same agent"; `label` and `version`: what it calls
+    itself), then the configured agents, then the demo agent (each once: the current one is
+    not listed again)."""
     choices = [
         AgentChoice(
             "current",
             current.name,
-            current_label,
+            label or current.name,
             "the agent of this conversation, in a new process",
-            status="same agent",
+            version,
+            "same agent",
             agent=current,
         )
     ]

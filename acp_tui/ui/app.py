@@ -383,8 +383,9 @@ class AcpApp(App[int]):
 
         current = self.conversation
         config = self.startup.config if self.startup is not None else load_config()
-        label = self.client.info.label if self.client and self.client.info.name else ""
-        local = local_choices(current.agent, label or current.agent.name, config)
+        info = current.client.info if current.client is not None else None
+        label, version = (info.title or info.name, info.version) if info else ("", "")
+        local = local_choices(current.agent, config, label, version)
         taken = {*config.agents, current.agent.name}
         self.push_screen(AgentPickerScreen(local, taken), self.new_conversation)
 

@@ -7,13 +7,16 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 import sys
 import tarfile
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from acp_tui.registry.install import platform_key
 
@@ -27,6 +30,8 @@ class Served:
     files: dict[str, bytes] = field(default_factory=dict)
     requests: list[tuple[str, dict[str, str]]] = field(default_factory=list)
     base: str = ""
+    pace: float = 0.0
+    """Seconds between chunks of 16 kB: a download slow enough to watch its progress."""
 
     def url(self, path: str) -> str:
         return f"{self.base}{path}"
@@ -53,7 +58,13 @@ def serve(files: dict[str, bytes] | None = None) -> Iterator[Served]:
             self.send_header("Last-Modified", LAST_MODIFIED)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
-            self.wfile.write(body)
+            if not served.pace:
+                self.wfile.write(body)
+                return
+            for start in range(0, len(body), 16_384):
+                self.wfile.write(body[start : start + 16_384])
+                self.wfile.flush()
+                time.sleep(served.pace)
 
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -93,11 +104,25 @@ def link_member(name: str, target: str, hard: bool = False) -> tuple[tarfile.Tar
     return info, None
 
 
-def demo_agent_archive() -> bytes:
+def demo_agent_archive(padding: int = 0) -> bytes:
     """A release as an agent ships it: `bin/tiny-agent`, a launcher for the demo agent (mode
-    0644 on purpose: the installer makes the command executable)."""
+    0644 on purpose: the installer makes the command executable); `padding` bytes of noise
+    make the download as big as a real one."""
     launcher = f'#!/bin/sh\nexec {sys.executable} -m acp_tui.demo "$@"\n'.encode()
-    return tar_gz([file_member("bin/tiny-agent", launcher), file_member("README", b"tiny\n")])
+    members = [file_member("bin/tiny-agent", launcher), file_member("README", b"tiny\n")]
+    if padding:
+        members.append(file_member("share/noise", os.urandom(padding)))
+    return tar_gz(members)
+
+
+def auth_agent_archive() -> bytes:
+    """An agent that requires sign-in (`tests/agents/auth_agent.py`, in the archive) with its
+    launcher `bin/auth-agent`: its terminal sign-in runs `bin/auth-agent --login`."""
+    source = (Path(__file__).parent.parent / "agents" / "auth_agent.py").read_bytes()
+    launcher = f'#!/bin/sh\nexec {sys.executable} "${{0%/*}}/auth_agent.py" "$@"\n'
+    return tar_gz(
+        [file_member("bin/auth-agent", launcher.encode()), file_member("bin/auth_agent.py", source)]
+    )
 
 
 def entry(agent_id: str, distribution: dict, version: str = "1.0.0", **extra: object) -> dict:

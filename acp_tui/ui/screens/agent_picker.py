@@ -7,6 +7,7 @@ Enter starts the highlighted one, downloading a registry binary first with its p
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import ClassVar
 
 from textual import on, work
@@ -164,15 +165,18 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
             self._error(choice.problem or f"{choice.name} cannot be started here")
             return
         if choice.group == "registry":
-            approve(choice.id)
+            # Choosing it is the consent the command line asks for: it will not ask again.
+            with contextlib.suppress(OSError):
+                approve(choice.id)
         if choice.readiness == "install" and choice.plan is not None:
+            self.installing = choice.plan
             self._install(choice.plan, choice.agent)
             return
         self.dismiss(choice.agent)
 
     @work(group="install", exclusive=True, exit_on_error=False)
     async def _install(self, plan: LaunchPlan, agent: AgentConfig) -> None:
-        self.installing = plan
+        self._received = (0, None)
         self._error("")
         self.add_class("-installing")
         source = self.query_one("#picker-source", Static)
@@ -182,13 +186,14 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         try:
             await asyncio.to_thread(install_binary, plan, self._progress)
         except InstallError as error:
+            self.remove_class("-installing")
             self._error(f"{plan.agent.name} was not installed: {error}")
             source.update(said)
             return
         finally:
             timer.stop()
             self.installing = None
-            self.remove_class("-installing")
+        self._show_progress()  # all of it, as the download ended
         self.dismiss(agent)
 
     def _progress(self, received: int, total: int | None) -> None:
