@@ -208,6 +208,26 @@ async def conversations(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_idle(app, pilot)
 
 
+async def picker(app: AcpApp, pilot: Pilot[int]) -> None:
+    """Ctrl+N on the registry snapshot acp-tui ships (never the network), a configured agent."""
+    from acp_tui.ui.screens.agent_picker import AgentPickerScreen
+
+    scratch = app.options.cwd.parent
+    os.environ["ACP_TUI_REGISTRY_URL"] = "http://127.0.0.1:9/registry.json"  # closed: snapshot
+    os.environ["XDG_CACHE_HOME"] = str(scratch / "cache")
+    os.environ["XDG_CONFIG_HOME"] = str(scratch / "config")
+    config = scratch / "config" / "acp-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        '[agents.reviewer]\ncommand = ["python3", "-m", "acp_tui.demo"]\n'
+        'description = "the demo agent, configured as a code reviewer"\n'
+    )
+    await pilot.press("ctrl+n")
+    await wait_until(pilot, lambda: isinstance(app.screen, AgentPickerScreen))
+    await wait_until(pilot, lambda: app.screen.registry)  # type: ignore[attr-defined]
+    await pilot.pause(0.2)
+
+
 CHANGING_COMMAND = (
     '/run sed -i \'s/print("Hello " + name)/print(f"Hello, {name}!")/\' app.py'
     " && printf '# Changelog\\n\\n- greet() says hello with a comma\\n' > CHANGELOG.md"
@@ -283,6 +303,7 @@ SCENES: dict[str, Scene] = {
     "keys": keys,
     "tour": tour,
     "conversations": conversations,
+    "picker": picker,
     "changes-line": changes_line,
     "changes": changes,
     "rewind": rewind,

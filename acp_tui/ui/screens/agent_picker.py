@@ -44,7 +44,7 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
     DEFAULT_CSS = """
     AgentPickerScreen > Vertical { width: 114; }
     AgentPickerScreen Input, AgentPickerScreen Input:focus {
-        border: none; background: $surface; padding: 0 1; margin: 0 0 1 0;
+        height: 1; border: none; background: $surface; padding: 0 1; margin: 1 0;
     }
     AgentPickerScreen OptionList, AgentPickerScreen OptionList:focus {
         height: auto; max-height: 22; border: none; background: $surface; padding: 0;
@@ -102,7 +102,8 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
             source.update(f"The ACP Registry could not be read: {error}")
             return
         self.registry = rows
-        source.update(loaded.describe().capitalize())
+        described = loaded.describe()
+        source.update(described[:1].upper() + described[1:])
         problems = loaded.index.problems
         if problems:
             count = "1 entry" if len(problems) == 1 else f"{len(problems)} entries"
@@ -118,11 +119,13 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
     def _show_rows(self) -> None:
         text = self.query_one(Input).value.strip().lower()
         choices = [c for c in [*self.local, *self.registry] if c.matches(text)]
-        options: list[Option] = []
+        options: list[Option | None] = []
         group = None
         for index, choice in enumerate(choices):
             heading = HEADINGS.get(choice.group)
             if heading and choice.group != group:
+                if options:
+                    options.append(None)  # a rule between the groups
                 options.append(Option(Content.styled(heading, "bold"), disabled=True))
             group = choice.group
             options.append(Option(_row(choice), id=str(index)))
@@ -132,7 +135,7 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         listing = self.query_one(OptionList)
         highlighted = listing.highlighted_option
         listing.set_options(options)
-        ids = [o.id for o in options]
+        ids = [o.id for o in listing.options]
         keep = highlighted is not None and text == "" and highlighted.id in ids
         if keep:
             listing.highlighted = ids.index(highlighted.id)  # type: ignore[union-attr]
@@ -219,9 +222,9 @@ def _row(choice: AgentChoice) -> Content:
     return Content.assemble(
         (mark, "$text-accent"),
         (_fit(choice.name, NAME_WIDTH), "bold"),
-        (_fit(choice.version, VERSION_WIDTH), "$text-muted"),
+        (_fit(choice.version, VERSION_WIDTH), "$foreground-muted"),
         (_fit(choice.status, STATUS_WIDTH), READINESS_STYLES[choice.readiness]),
-        (_fit(choice.description, DESCRIPTION_WIDTH).rstrip(), "$text-muted"),
+        (_fit(choice.description, DESCRIPTION_WIDTH).rstrip(), "$foreground-muted"),
     )
 
 
