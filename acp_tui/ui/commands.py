@@ -62,7 +62,8 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
     )
     yield SystemCommand(
         "New conversation",
-        "Another conversation, with its own agent process (Ctrl+N)",
+        "Pick an agent (this one, configured, or from the ACP Registry) for another "
+        "conversation, with its own process (Ctrl+N)",
         app.action_new_conversation,
     )
     if len(app.conversations) > 1:
