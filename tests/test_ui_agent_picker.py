@@ -272,3 +272,17 @@ async def test_a_picked_agent_signs_in_in_a_terminal_with_its_command_and_env(
     store = RecordStore.open()
     assert store is not None and store.remembered_auth("authy") == "login"
     store.close()
+
+
+async def test_a_malformed_index_is_said_and_the_snapshot_listed(
+    tmp_path: Path, registry: Served
+) -> None:
+    registry.files["/registry.json"] = b"<html>not json</html>"
+    async with running(tmp_path) as (app, pilot):
+        picker = await open_picker(app, pilot)
+        source = said(picker, "#picker-source")
+        assert source.startswith("Registry: the snapshot shipped with acp-tui, taken 2026-02-07")
+        assert "the registry could not be reached: not a registry index" in source
+        assert "codex-acp" in [c.id for c in picker.shown]
+        await pilot.press("enter")  # the picker still works: the same agent again
+        await wait_until(pilot, lambda: len(app.conversations) == 2)

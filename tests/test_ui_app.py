@@ -318,7 +318,7 @@ async def test_prompts_typed_while_busy_are_queued_then_sent_one_at_a_time(run: 
         await send(app, pilot, "plan")
         await send(app, pilot, "markdown")
         queue = app.chat.query_one(QueuedPrompts)
-        assert app.chat.queue == ["plan", "markdown"]
+        assert [queued.text for queued in app.chat.queue] == ["plan", "markdown"]
         assert queue.option_count == 2 and queue.display
         await pilot.press("ctrl+c")
         await wait_idle(app, pilot, timeout=20)
@@ -339,7 +339,7 @@ async def test_queued_prompt_can_be_edited_or_removed(run: Run) -> None:
         queue.focus()
         queue.highlighted = 1
         await pilot.press("delete")
-        assert app.chat.queue == ["first"]
+        assert [queued.text for queued in app.chat.queue] == ["first"]
         queue.focus()
         queue.highlighted = 0
         await pilot.press("enter")
@@ -415,12 +415,12 @@ async def test_at_completes_workspace_files(run: Run) -> None:
 
 def test_mentions_become_resource_blocks(tmp_path: Path) -> None:
     workspace = demo_workspace(tmp_path)
-    linked = prompt_blocks("see @app.py please", workspace, embed=False)
+    linked = prompt_blocks("see @app.py please", workspace, embed=False).blocks
     assert [b.type for b in linked] == ["text", "resource_link"]
     assert linked[1].name == "app.py" and linked[1].uri.endswith("/app.py")  # type: ignore[union-attr]
-    embedded = prompt_blocks("see @app.py", workspace, embed=True)
+    embedded = prompt_blocks("see @app.py", workspace, embed=True).blocks
     assert embedded[1].type == "resource" and "def greet" in embedded[1].resource.text  # type: ignore[union-attr]
-    assert prompt_blocks("mail me @ noon @nothere", workspace, embed=True)[1:] == []
+    assert prompt_blocks("mail me @ noon @nothere", workspace, embed=True).blocks[1:] == []
 
 
 # -- panels -----------------------------------------------------------------------------------

@@ -19,14 +19,17 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from acp_tui.protocol.content import text_block
+from acp_tui.attachments import Attachment, clipboard_image, image_from_file
+from acp_tui.protocol.content import ContentBlock, text_block
+from acp_tui.protocol.images import ImageError
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.session.controller import PendingPermission, Session
 from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.reducer import Change
 from acp_tui.ui.browser import open_in_browser
 from acp_tui.ui.history import PromptHistory
-from acp_tui.ui.mentions import prompt_blocks, rank, workspace_files
+from acp_tui.ui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
+from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
@@ -34,7 +37,7 @@ from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
-from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
+from acp_tui.ui.widgets.queued_prompts import QueuedPrompt, QueuedPrompts
 from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
 from acp_tui.ui.widgets.transcript import Transcript
@@ -69,6 +72,7 @@ class ChatScreen(Screen[None]):
         Binding("f3", "changes", "Changes", show=False),
         Binding("shift+tab", "cycle_mode", "Next mode", show=False),
         Binding("ctrl+f", "search", "Search"),
+        Binding("alt+v", "paste_image", "Paste image", show=False),
         Binding("f12", "toggle_inspector", "Inspector"),
     ]
 
@@ -77,7 +81,7 @@ class ChatScreen(Screen[None]):
         self.workspace = workspace
         self.history = history
         self.session: Session | None = None
-        self.queue: list[str] = []
+        self.queue: list[QueuedPrompt] = []
         self.files: list[str] = []
         self._sending = False
         self._title_before: str | None = None
@@ -97,6 +101,7 @@ class ChatScreen(Screen[None]):
                 yield ElicitationPanel(id="question")
                 yield QueuedPrompts(id="queue")
                 yield CompletionMenu(id="completions")
+                yield AttachmentBar(id="attachments")
                 yield PromptInput(id="prompt", placeholder="Ask the agent…  (Enter sends)")
                 yield UsageBar(id="usage")
             yield Inspector(id="inspector")
@@ -106,6 +111,7 @@ class ChatScreen(Screen[None]):
         self._app_context = contextvars.copy_context()
         prompt = self.query_one(PromptInput)
         prompt.menu = self.query_one(CompletionMenu)
+        prompt.workspace = self.workspace
         prompt.focus()
         header = self.query_one(SessionHeader)
         header.workspace = _short_path(self.workspace)
@@ -237,12 +243,14 @@ class ChatScreen(Screen[None]):
     @on(PromptInput.Submitted)
     def _submitted(self, event: PromptInput.Submitted) -> None:
         text = event.text
-        if not text.strip():
+        bar = self.query_one(AttachmentBar)
+        if not text.strip() and not bar.attachments:
             return
         prompt = self.query_one(PromptInput)
-        self.history.add(text)
+        if text.strip():
+            self.history.add(text)
         prompt.clear()
-        self.queue.append(text)
+        self.queue.append(QueuedPrompt(text, bar.take()))
         self._show_queue()
         self._send_next()
 
@@ -255,15 +263,15 @@ class ChatScreen(Screen[None]):
             return  # the reason for a rejection, being typed, goes first
         if self.query_one(SessionHeader).status == "exited":
             return
-        text = self.queue.pop(0)
+        queued = self.queue.pop(0)
         self._show_queue()
         self._sending = True
-        self._run_turn(session, text)
+        self._run_turn(session, queued)
 
     @work(group="turn", exit_on_error=False)
-    async def _run_turn(self, session: Session, text: str) -> None:
-        embed = session.client.info.supports("embedded_context")
-        blocks = prompt_blocks(text, self.workspace, embed=embed)
+    async def _run_turn(self, session: Session, queued: QueuedPrompt) -> None:
+        text = queued.text
+        blocks = self._prompt_content(session, queued)
         if self.context is not None:
             blocks = [text_block(self.context), *blocks]
             self.context = None
@@ -291,6 +299,26 @@ class ChatScreen(Screen[None]):
         self._sync_busy()
         self._send_next()
 
+    def _prompt_content(self, session: Session, queued: QueuedPrompt) -> list[ContentBlock]:
+        """The prompt's blocks: its text, its `@file` mentions, its attachments. What cannot go
+        as asked (an image to an agent that takes none) is said in the transcript."""
+        info = session.client.info
+        images = info.supports("image")
+        content = prompt_blocks(
+            queued.text,
+            self.workspace,
+            embed=info.supports("embedded_context"),
+            images=images,
+        )
+        if queued.attachments and not images:
+            names = ", ".join(attachment.name for attachment in queued.attachments)
+            content.problems.append(f"{NO_IMAGES}: {names} not sent")
+        elif images:
+            content.blocks.extend(attachment.block for attachment in queued.attachments)
+        for problem in content.problems:
+            session.notice("warning", problem)
+        return content.blocks
+
     def _show_queue(self) -> None:
         self.query_one(QueuedPrompts).show(self.queue)
 
@@ -299,10 +327,14 @@ class ChatScreen(Screen[None]):
         prompt = self.query_one(PromptInput)
         if event.index >= len(self.queue):
             return
-        if prompt.text.strip():
+        bar = self.query_one(AttachmentBar)
+        if prompt.text.strip() or bar.attachments:
             self.app.notify("Send or clear the draft first, then edit the queued prompt.")
             return
-        prompt.set_text(self.queue.pop(event.index))
+        queued = self.queue.pop(event.index)
+        prompt.set_text(queued.text)
+        for attachment in queued.attachments:
+            bar.add(attachment)
         self._show_queue()
         prompt.focus()
 
@@ -313,6 +345,54 @@ class ChatScreen(Screen[None]):
         self._show_queue()
         if not self.queue:
             self.query_one(PromptInput).focus()
+
+    # -- images -------------------------------------------------------------------------------
+
+    def _takes_images(self) -> bool:
+        """Whether the agent takes images (before it has said, it is given the benefit)."""
+        session = self.session
+        return session is None or session.client.info.supports("image")
+
+    def attach_image(self, attachment: Attachment) -> None:
+        """Add an image to the prompt being written."""
+        self.query_one(AttachmentBar).add(attachment)
+        self.app.notify(f"Attached {attachment.name} ({attachment.info.pixels})", timeout=3)
+
+    @on(PromptInput.ImagePasted)
+    def _image_pasted(self, event: PromptInput.ImagePasted) -> None:
+        prompt = self.query_one(PromptInput)
+        if not self._takes_images():
+            prompt.insert_pasted(event.text)  # the path, as text: nothing the user pasted is lost
+            self.app.notify(f"{NO_IMAGES}: the path is pasted as text.", severity="warning")
+            return
+        try:
+            self.attach_image(image_from_file(event.path))
+        except ImageError as error:
+            prompt.insert_pasted(event.text)
+            self.app.notify(str(error), title="Not attached", severity="warning")
+
+    @on(PromptInput.BackspaceOnEmpty)
+    def _remove_attachment(self) -> None:
+        removed = self.query_one(AttachmentBar).pop()
+        if removed is not None:
+            self.app.notify(f"Removed {removed.name}", timeout=2)
+
+    def action_paste_image(self) -> None:
+        """Attach the image on the system clipboard (terminals paste only text)."""
+        if not self._takes_images():
+            self.app.notify(f"{NO_IMAGES}.", severity="warning")
+            return
+        self._read_clipboard()
+
+    @work(thread=True, exclusive=True, group="clipboard")
+    def _read_clipboard(self) -> None:
+        # In a thread: the clipboard tool may take a moment (or its timeout) to answer.
+        try:
+            attachment = clipboard_image()
+        except ImageError as error:
+            self.app.call_from_thread(self.app.notify, str(error), severity="warning")
+        else:
+            self.app.call_from_thread(self.attach_image, attachment)
 
     @on(PromptInput.HistoryMove)
     def _history(self, event: PromptInput.HistoryMove) -> None:
@@ -413,7 +493,7 @@ class ChatScreen(Screen[None]):
         """Why the user rejected a request: the next prompt in that session, ahead of the
         queue, sent once the turn is over (Codex, for one, ends the turn at a rejection)."""
         if event.text and event.session is self.session:
-            self.queue.insert(0, event.text)
+            self.queue.insert(0, QueuedPrompt(event.text))
             self._show_queue()
         if not self.query_one(PermissionPanel).queue:
             self.query_one(PromptInput).focus()

@@ -1,8 +1,9 @@
 """`@path` mentions: the workspace's files for completion, and the blocks a prompt sends.
 
 A mention of a workspace file goes to the agent as an embedded `resource` (its text) when the
-agent accepts embedded context and the file is small UTF-8 text, else as a `resource_link`.
-The prompt's text is sent as typed, mentions included, so the agent sees where each belongs.
+agent accepts embedded context and the file is small UTF-8 text, an `image` when it is a picture
+and the agent takes images, else as a `resource_link`. The prompt's text is sent as typed,
+mentions included, so the agent sees where each belongs.
 """
 
 from __future__ import annotations
@@ -11,9 +12,12 @@ import mimetypes
 import os
 import re
 import subprocess
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from acp_tui.attachments import image_from_file, looks_like_image
 from acp_tui.protocol.content import ContentBlock, EmbeddedResource, text_block
+from acp_tui.protocol.images import ImageError
 
 FILE_LIMIT = 20_000
 EMBED_LIMIT = 256 * 1024
@@ -79,9 +83,20 @@ def _subsequence(needle: str, haystack: str) -> bool:
     return True
 
 
-def prompt_blocks(text: str, root: Path, *, embed: bool) -> list[ContentBlock]:
+NO_IMAGES = "This agent does not take images"
+
+
+@dataclass(slots=True)
+class PromptContent:
+    """What a prompt sends, and what the user should know about it (an image sent as a link)."""
+
+    blocks: list[ContentBlock]
+    problems: list[str] = field(default_factory=list)
+
+
+def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -> PromptContent:
     """The content blocks for a prompt: its text, then one block per `@file` it mentions."""
-    blocks = [text_block(text)]
+    content = PromptContent([text_block(text)])
     seen: set[Path] = set()
     for match in MENTION.finditer(text):
         relative = match.group(1).rstrip(".,;:!?)")
@@ -89,8 +104,17 @@ def prompt_blocks(text: str, root: Path, *, embed: bool) -> list[ContentBlock]:
         if path in seen or not path.is_file() or not path.is_relative_to(root.resolve()):
             continue
         seen.add(path)
-        blocks.append(_file_block(path, relative, embed=embed))
-    return blocks
+        block: ContentBlock | None = None
+        if looks_like_image(path):
+            if not images:
+                content.problems.append(f"{NO_IMAGES}: {relative} is sent as a link")
+            else:
+                try:
+                    block = image_from_file(path, relative).block
+                except ImageError as error:
+                    content.problems.append(f"{error}; it is sent as a link")
+        content.blocks.append(block or _file_block(path, relative, embed=embed))
+    return content
 
 
 def _file_block(path: Path, name: str, *, embed: bool) -> ContentBlock:

@@ -7,11 +7,13 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
+from textual.widget import Widget
 
-from acp_tui.protocol.content import block_text
+from acp_tui.protocol.content import ContentBlock, block_text, image_data
 from acp_tui.session.state import Message
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.widgets.block import Block
+from acp_tui.ui.widgets.image_view import ImageView
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.render_view import RenderView
 
@@ -57,11 +59,16 @@ class UserMessage(Block):
 
 
 class AgentMessage(Block):
-    """The agent's answer: streaming Markdown, chips for anything that is not text."""
+    """The agent's answer: streaming Markdown, chips for anything that is not text, and the
+    images in it drawn between the Markdown where the terminal can (each image ends one
+    Markdown view and starts the next)."""
 
     DEFAULT_CSS = """
     AgentMessage {
         padding: 0 1 0 2;
+    }
+    AgentMessage > ImageView {
+        margin: 1 0;
     }
     """
 
@@ -70,20 +77,29 @@ class AgentMessage(Block):
     def __init__(self, item: Message, *, id: str | None = None, classes: str | None = None):
         super().__init__(item, id=id, classes=classes)
         self._view = MarkdownView()
+        """The Markdown view text is appended to: the last part."""
+        self._parts: list[Widget] = [self._view]
+        self._composed = False
         self._fed = 0
         """How many of the message's blocks the view was given."""
         self._revision = item.revision
         self._feed()
 
     def compose(self) -> ComposeResult:
-        yield self._view
+        self._composed = True
+        yield from self._parts
 
     def sync(self, delta: Any = None) -> None:
         if self.item.revision != self._revision:
             # Replaced, not appended to: start over.
             self._revision = self.item.revision
             self._fed = 0
-            self._view.clear()
+            first = self._parts[0]
+            for part in self._parts[1:]:
+                part.remove()
+            assert isinstance(first, MarkdownView)
+            self._view, self._parts = first, [first]
+            first.clear()
         self._feed()
 
     def _feed(self) -> None:
@@ -91,16 +107,29 @@ class AgentMessage(Block):
         for block in content[self._fed :]:
             if block.type == "text":
                 self._view.append(block_text(block))
+            elif image_data(block) is not None:
+                self._add_image(block)
             else:
                 self._view.add_chip(block)
         self._fed = len(content)
 
+    def _add_image(self, block: ContentBlock) -> None:
+        image, after = ImageView(block), MarkdownView()
+        self._parts += [image, after]
+        self._view = after
+        if self._composed:
+            self.mount(image, after)
+
+    def _markdown(self) -> list[MarkdownView]:
+        return [part for part in self._parts if isinstance(part, MarkdownView)]
+
     def flush(self) -> None:
-        self._view.flush()
+        for view in self._markdown():
+            view.flush()
 
     @property
     def settled(self) -> bool:
-        return self._view.settled
+        return all(view.settled for view in self._markdown())
 
     def text(self) -> str:
         return self.item.text

@@ -1,15 +1,18 @@
 """The prompt: multi-line, Enter sends, Shift+Enter or Ctrl+J for a newline, Up/Down at the
-edges walk the history, and `/command` or `@path` at the cursor open a completion menu."""
+edges walk the history, `/command` or `@path` at the cursor open a completion menu, and a
+pasted path to an image file is offered as an attachment instead of text."""
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
+from acp_tui.attachments import pasted_image_path
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
 
 _TOKEN = re.compile(r"(?:^|\s)(@[^\s]*)$")
@@ -70,6 +73,18 @@ class PromptInput(TextArea):
             super().__init__()
             self.query = query
 
+    class ImagePasted(Message):
+        """The paste was one path to an image file: attach it (or, if it cannot be, insert
+        `text` after all)."""
+
+        def __init__(self, path: Path, text: str) -> None:
+            super().__init__()
+            self.path = path
+            self.text = text
+
+    class BackspaceOnEmpty(Message):
+        """Backspace with nothing typed: the last attachment may go."""
+
     def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
         super().__init__(
             id=id,
@@ -80,6 +95,8 @@ class PromptInput(TextArea):
             compact=False,
         )
         self.menu: CompletionMenu | None = None
+        self.workspace = Path.cwd()
+        """Where a pasted relative path is looked for."""
         self._query: CompletionQuery | None = None
 
     # -- keys ---------------------------------------------------------------------------------
@@ -113,6 +130,8 @@ class PromptInput(TextArea):
             event.prevent_default()
             self.insert("\n")
             return
+        if key == "backspace" and not self.text:
+            self.post_message(self.BackspaceOnEmpty())
         if key == "up" and self.cursor_at_first_line:
             event.stop()
             event.prevent_default()
@@ -124,6 +143,20 @@ class PromptInput(TextArea):
             self.post_message(self.HistoryMove(1))
             return
         await super()._on_key(event)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        # Runs before TextArea's own paste, which inserts the text unless this prevents it.
+        path = pasted_image_path(event.text, self.workspace)
+        if path is not None:
+            event.prevent_default()
+            event.stop()
+            self.post_message(self.ImagePasted(path, event.text))
+
+    def insert_pasted(self, text: str) -> None:
+        """Insert `text` as a paste would have (it was not an image after all)."""
+        result = self._replace_via_keyboard(text, *self.selection)
+        if result is not None:
+            self.move_cursor(result.end_location)
 
     def set_text(self, text: str) -> None:
         """Replace the draft, cursor at the end."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual.binding import Binding, BindingType
@@ -9,6 +10,16 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
+
+from acp_tui.attachments import Attachment
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedPrompt:
+    """A prompt the user sent: its text and the images attached to it."""
+
+    text: str
+    attachments: tuple[Attachment, ...] = ()
 
 
 class QueuedPrompts(OptionList):
@@ -47,7 +58,7 @@ class QueuedPrompts(OptionList):
             super().__init__()
             self.index = index
 
-    def show(self, prompts: list[str]) -> None:
+    def show(self, prompts: list[QueuedPrompt]) -> None:
         highlighted = self.highlighted
         self.clear_options()
         self.add_options(
@@ -55,7 +66,8 @@ class QueuedPrompts(OptionList):
                 Content.assemble(
                     ("◷ queued ", "$text-warning"),
                     (f"{index + 1}  ", "$foreground-muted"),
-                    prompt.replace("\n", " ⏎ "),
+                    prompt.text.replace("\n", " ⏎ "),
+                    (_images(prompt), "$foreground-muted"),
                 )
             )
             for index, prompt in enumerate(prompts)
@@ -72,3 +84,8 @@ class QueuedPrompts(OptionList):
     def action_remove(self) -> None:
         if self.highlighted is not None:
             self.post_message(self.Remove(self.highlighted))
+
+
+def _images(prompt: QueuedPrompt) -> str:
+    count = len(prompt.attachments)
+    return "" if not count else f"  ▣ {count} image" + ("s" if count > 1 else "")

@@ -15,11 +15,18 @@ from textual.content import Content
 from textual.widget import Widget
 from textual.widgets import Static
 
-from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
+from acp_tui.protocol.content import (
+    ContentBlock,
+    ToolCallContent,
+    ToolCallLocation,
+    block_text,
+    image_data,
+)
 from acp_tui.session.state import SessionState, ToolCallState
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.diff_view import DiffView, relative_path
+from acp_tui.ui.widgets.image_view import ImageView
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.render_view import RenderView
 from acp_tui.ui.widgets.terminal_view import TerminalView
@@ -105,12 +112,36 @@ class ToolChip(RenderView):
         return Text(f"◆ {self._item.type}", "acp.muted")
 
     def accepts(self, item: ToolCallContent) -> bool:
-        return item.type != "diff" and item.type != "terminal" and not _is_text(item)
+        return (
+            item.type != "diff"
+            and item.type != "terminal"
+            and not _is_text(item)
+            and _image_block(item) is None
+        )
 
     def sync(self, item: ToolCallContent) -> None:
         if item is not self._item:
             self._item = item
             self.invalidate()
+
+
+class ToolImage(ImageView):
+    """A `content` item that is an image: drawn where the terminal can."""
+
+    def accepts(self, item: ToolCallContent) -> bool:
+        return _image_block(item) is not None
+
+    def sync(self, item: ToolCallContent) -> None:
+        block = _image_block(item)
+        if block is not None:
+            self.show(block)
+
+
+def _image_block(item: ToolCallContent) -> ContentBlock | None:
+    block = item.content
+    if isinstance(block, ContentBlock) and image_data(block) is not None:
+        return block
+    return None
 
 
 def _is_text(item: ToolCallContent) -> bool:
@@ -252,6 +283,9 @@ class ToolCallCard(Block):
             return terminal
         if _is_text(item):
             return ToolText(item)
+        image = _image_block(item)
+        if image is not None:
+            return ToolImage(image)
         return ToolChip(item)
 
     def _command(self) -> str | None:

@@ -1,0 +1,146 @@
+"""Whether and how the terminal draws pictures, and images decoded for drawing.
+
+`textual-image` draws with Kitty's graphics protocol or Sixel. It finds out which one the
+terminal speaks by asking it when imported: it writes a query and reads the answer from stdin.
+Once Textual runs, Textual's input thread reads stdin, so the answer would be lost and the
+query would stall; and importing it (with Pillow) at start-up would slow the first frame. So
+acp-tui picks the protocol from the environment, and imports `textual-image` only when the
+first picture is drawn, with a stdout that says it is no terminal, which skips its queries.
+
+`ACP_TUI_IMAGES` overrides the choice: `kitty`, `sixel`, `halfcell` (coloured half blocks,
+which any true-colour terminal shows, and SVG screenshots too) or `off`.
+"""
+
+from __future__ import annotations
+
+import array
+import contextlib
+import importlib
+import io
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from acp_tui.protocol.images import ImageError, decode_data, inspect, too_large_to_show
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PILImage
+    from textual.widget import Widget
+
+Mode = Literal["kitty", "sixel", "halfcell"]
+MODES: tuple[Mode, ...] = ("kitty", "sixel", "halfcell")
+MAX_ROWS = 14
+"""Rows a picture may take in the transcript (it keeps its aspect within them)."""
+MIN_ROWS = 4
+DRAW_PIXELS = 1024
+"""Pictures are scaled down to this many pixels on their long side before drawing: a terminal
+cell is some 10×20 pixels, so more is never seen, and encoding it for the terminal costs."""  # noqa: RUF001
+SIXEL_TERMINALS = frozenset({"WezTerm", "iTerm.app", "mintty", "contour"})
+SIXEL_TERM_PREFIXES = ("foot", "mlterm", "contour", "yaft")
+
+
+def picture_mode(headless: bool, environ: Mapping[str, str] = os.environ) -> Mode | None:
+    """How pictures are drawn here, or None: as chips. Headless (tests, screenshots), only
+    the half-block drawing can be asked for: the others write to the real terminal."""
+    asked = environ.get("ACP_TUI_IMAGES", "").strip().lower()
+    if asked == "off":
+        return None
+    if asked in MODES:
+        return asked if (asked == "halfcell" or not headless) else None  # type: ignore[return-value]
+    if headless or environ.get("TMUX"):
+        return None  # tmux passes neither protocol through by default
+    term, program = environ.get("TERM", ""), environ.get("TERM_PROGRAM", "")
+    if term == "xterm-kitty" or "KITTY_WINDOW_ID" in environ or program == "ghostty":
+        return "kitty"
+    if (
+        program in SIXEL_TERMINALS
+        or term.startswith(SIXEL_TERM_PREFIXES)
+        or "KONSOLE_VERSION" in environ
+        or "WT_SESSION" in environ
+    ):
+        return "sixel"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Picture:
+    """An image ready to draw: its pixels (scaled down) and the rows it takes."""
+
+    image: PILImage
+    rows: int
+
+
+def load_picture(data: str) -> Picture:
+    """Decode an image block's base64 `data` for drawing, or an `ImageError` saying why not:
+    `broken image: …` or `too large to show: …`."""
+    try:
+        raw = decode_data(data)
+        info = inspect(raw)
+    except ImageError as error:
+        raise ImageError(f"broken image: {error}") from None
+    too_large = too_large_to_show(info)
+    if too_large is not None:
+        raise ImageError(f"too large to show: {too_large}")
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(raw)) as opened:
+            opened.draft("RGB", (DRAW_PIXELS, DRAW_PIXELS))  # JPEG: decode at a smaller scale
+            image = opened.convert("RGBA" if "A" in opened.getbands() else "RGB")
+    except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as error:
+        raise ImageError(f"broken image: {error}") from None
+    image.thumbnail((DRAW_PIXELS, DRAW_PIXELS))
+    cell_height = cell_size()[1]
+    rows = max(MIN_ROWS, min(MAX_ROWS, -(-info.height // cell_height)))
+    return Picture(image, rows)
+
+
+def picture_widget(mode: Mode, picture: Picture) -> Widget:
+    """A `textual-image` widget drawing `picture` in `mode`, `picture.rows` high."""
+    widgets = _textual_image()
+    kind: Any = {
+        "kitty": widgets.TGPImage,
+        "sixel": widgets.SixelImage,
+        "halfcell": widgets.HalfcellImage,
+    }[mode]
+    widget: Widget = kind(picture.image)
+    widget.styles.height = picture.rows
+    widget.styles.width = "auto"
+    return widget
+
+
+def cell_size() -> tuple[int, int]:
+    """A terminal cell's (width, height) in pixels, as the terminal says, else 10×20."""  # noqa: RUF002
+    with contextlib.suppress(ImportError, OSError, ValueError, AttributeError):
+        import fcntl  # POSIX only
+        import termios
+
+        size = array.array("H", [0, 0, 0, 0])
+        fcntl.ioctl(sys.__stdout__.fileno(), termios.TIOCGWINSZ, size)  # type: ignore[union-attr]
+        rows, columns, width, height = size
+        if rows and columns and width and height:
+            return width // columns, height // rows
+    return 10, 20
+
+
+class _NotATerminal:
+    """What `sys.__stdout__` looks like while `textual-image` is imported."""
+
+    def isatty(self) -> bool:
+        return False
+
+
+def _textual_image() -> Any:
+    if "textual_image.widget" not in sys.modules:
+        real, sys.__stdout__ = sys.__stdout__, _NotATerminal()  # type: ignore[assignment]
+        try:
+            importlib.import_module("textual_image.widget")
+        finally:
+            sys.__stdout__ = real
+        from textual_image import _terminal
+
+        # It measured the cell without a terminal; the real size keeps pictures' aspect.
+        _terminal.get_cell_size._result = _terminal.CellSize(*cell_size())  # type: ignore[attr-defined]
+    return sys.modules["textual_image.widget"]

@@ -1,0 +1,131 @@
+"""Images in the TUI, on the real demo agent: attached by pasting a path, shown as chips in the
+user's message, the agent's pictures in the transcript (chips on a headless screen, a broken
+one saying why), drawn with half blocks when asked, and an agent that takes no images."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import msgspec
+from textual import events
+from textual.widget import Widget
+
+from acp_tui.demo.picture import demo_png
+from acp_tui.protocol.updates import decode_session_notification
+from acp_tui.ui.app import AcpApp
+from acp_tui.ui.pilot import demo_app, demo_workspace, wait_idle, wait_started, wait_until
+from acp_tui.ui.widgets.attachment_bar import AttachmentBar
+from acp_tui.ui.widgets.image_view import ImageView
+from acp_tui.ui.widgets.message import AgentMessage, UserMessage
+from acp_tui.ui.widgets.prompt_input import PromptInput
+from acp_tui.ui.widgets.strips_view import StripsView
+from acp_tui.ui.widgets.tool_call import ToolCallCard
+from tests.support import external_agents
+from tests.support.ui import started_app
+
+CAT = demo_png(64, 40)
+
+
+def shown(widget: Widget) -> str:
+    """The text on screen in `widget`'s line-drawn parts."""
+    views = [widget] if isinstance(widget, StripsView) else list(widget.query(StripsView))
+    return "\n".join(
+        view.render_line(y).text.rstrip() for view in views for y in range(view.size.height)
+    )
+
+
+def paste(app: AcpApp, text: str) -> None:
+    app.chat.query_one(PromptInput).post_message(events.Paste(text))
+
+
+async def test_a_pasted_image_path_is_attached_sent_and_answered(tmp_path: Path) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        cat = tmp_path / "workspace" / "cat.png"
+        cat.write_bytes(CAT)
+        prompt = app.chat.query_one(PromptInput)
+        bar = app.chat.query_one(AttachmentBar)
+        paste(app, f"'{cat}'")
+        await wait_until(pilot, lambda: bar.attachments)
+        assert prompt.text == ""  # attached, not pasted as text
+        chip = "▣ image cat.png · image/png · 64×40 · 5.7 KB"  # noqa: RUF001
+        assert chip in shown(bar)
+
+        # Backspace on the empty prompt takes it away; pasted again, it goes with the prompt.
+        await pilot.press("backspace")
+        assert not bar.attachments and not bar.display
+        paste(app, cat.as_uri())
+        await wait_until(pilot, lambda: bar.attachments)
+        await pilot.press(*"what is this?", "enter")
+        await wait_idle(app, pilot)
+        assert not bar.attachments
+
+        [user] = app.chat.query(UserMessage)
+        assert "what is this?" in shown(user) and chip in shown(user)
+        answer = "\n".join(shown(message) for message in app.chat.query(AgentMessage))
+        assert "cat.png: a PNG image, 64×40 pixels" in answer  # noqa: RUF001
+        # Headless, the agent's pictures are chips: in its message and in its tool call.
+        picture = "▣ image image/png · 96×64"  # noqa: RUF001
+        assert picture in answer
+        assert picture in shown(app.chat.query_one(ToolCallCard))
+        assert not any(view.drawn for view in app.chat.query(ImageView))
+
+
+async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
+    tmp_path: Path,
+) -> None:
+    huge = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + (30_000).to_bytes(4) + (20_000).to_bytes(4)
+    async with started_app(tmp_path) as (app, pilot):
+        assert app.session is not None
+        for message_id, data in (("m1", "not base64 at all!"), ("m2", base64.b64encode(huge).decode())):
+            update = {"sessionUpdate": "agent_message_chunk", "messageId": message_id}
+            update["content"] = {"type": "image", "mimeType": "image/png", "data": data}
+            params = msgspec.json.encode({"sessionId": app.session.id, "update": update})
+            app.session.apply(decode_session_notification(params)[1])
+        await wait_until(pilot, lambda: len(app.chat.query(ImageView)) == 2)
+        await pilot.pause()
+        broken, too_big = (shown(view) for view in app.chat.query(ImageView))
+        assert "broken image: its data is not valid base64" in broken
+        assert "too large to show: 30000×20000 pixels" in too_big  # noqa: RUF001
+
+
+async def test_pictures_are_drawn_with_half_blocks_when_asked(
+    tmp_path: Path, monkeypatch: object
+) -> None:
+    monkeypatch.setenv("ACP_TUI_IMAGES", "halfcell")  # type: ignore[attr-defined]
+    async with started_app(tmp_path) as (app, pilot):
+        await pilot.press(*"image", "enter")
+        await wait_idle(app, pilot)
+        views = list(app.chat.query(ImageView))
+        assert len(views) == 2
+        await wait_until(pilot, lambda: all(view.drawn for view in views))
+        await pilot.pause()
+        for view in views:
+            assert 4 <= view.size.height <= 14
+            assert "▣ image" not in shown(view)  # the picture took the chip's place
+
+
+async def test_an_agent_without_images_gets_the_text_and_the_user_is_told(
+    tmp_path: Path,
+) -> None:
+    workspace = demo_workspace(tmp_path / "workspace")
+    cat = workspace / "cat.png"
+    cat.write_bytes(CAT)
+    app = demo_app(workspace, tmp_path / "state", argv=external_agents.python_sdk_echo_agent())
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        prompt = app.chat.query_one(PromptInput)
+        paste(app, str(cat))
+        await wait_until(pilot, lambda: prompt.text == str(cat))
+        assert not app.chat.query_one(AttachmentBar).attachments
+        notices = [str(n.message) for n in app._notifications]
+        assert any("This agent does not take images" in notice for notice in notices)
+
+        prompt.set_text("look at @cat.png")
+        await pilot.press("enter")
+        await wait_idle(app, pilot)
+        assert app.session is not None
+        titles = [getattr(item, "title", "") for item in app.session.state.timeline]
+        assert "This agent does not take images: cat.png is sent as a link" in titles
+        [user] = [m for m in app.session.state.messages.values() if m.role == "user"]
+        assert [block.type for block in user.content] == ["text", "resource_link"]
