@@ -81,7 +81,7 @@ stream of updates decodes each line once, into its final type, instead of twice.
 
 def _typed_decoder(
     typed: TypedNotifications,
-) -> tuple[Callable[[bytes], Any] | None, dict[type, Callable[[Any], None]]]:
+) -> tuple[msgspec.json.Decoder[Any] | None, dict[type, Callable[[Any], None]]]:
     """A decoder for a tagged union on `method` of the given notifications, and the handler
     of each variant. The decoder fails on anything else (a request, a response, a notification
     with an `id`, params it cannot read), and the line then takes the general path."""
@@ -96,7 +96,7 @@ def _typed_decoder(
         return None, handlers
     variants = tuple(handlers)
     union = variants[0] if len(variants) == 1 else Union[variants]  # noqa: UP007
-    return msgspec.json.Decoder(union).decode, handlers
+    return msgspec.json.Decoder(union), handlers
 
 
 class _Request(msgspec.Struct, omit_defaults=True):
@@ -152,7 +152,9 @@ class Connection:
         peer went away (e.g. its exit status), for the requests
         still waiting on it."""
         self._explain_eof = explain_eof
-        self._decode_typed, self._typed_handlers = _typed_decoder(typed_notifications or {})
+        typed_decoder, self._typed_handlers = _typed_decoder(typed_notifications or {})
+        self._decode_typed = typed_decoder.decode if typed_decoder else None
+        self._decode_typed_lines = typed_decoder.decode_lines if typed_decoder else None
         self._reader = reader
         self._writer = writer
         self._handler = handler
@@ -262,25 +264,26 @@ class Connection:
         dropping = False  # the rest of an oversized line is skipped up to its newline
         try:
             while chunk := await self._reader.read(READ_SIZE):
-                lines = chunk.split(b"\n")
-                if partial or dropping:
-                    # A long line arrives in pieces: join once, when its end is seen.
-                    if len(lines) == 1:
-                        partial.append(chunk)
-                        partial_size += len(chunk)
-                        if partial_size > MAX_LINE_BYTES:
-                            if not dropping:
-                                self._problem(f"dropped a line of over {MAX_LINE_BYTES:,} bytes")
-                            partial, partial_size, dropping = [], 0, True
+                end = chunk.rfind(b"\n") + 1
+                if not end:  # no line ends in this piece
+                    if dropping:
                         continue
-                    lines[0] = b"" if dropping else b"".join([*partial, lines[0]])
-                    partial, dropping = [], False
-                last = lines.pop()
-                if last:
-                    partial, partial_size = [last], len(last)
-                if self._tap is not None:
-                    self._tap("recv", lines)
-                self._receive_lines(lines)
+                    # A long line arrives in pieces: join once, when its end is seen.
+                    partial.append(chunk)
+                    partial_size += len(chunk)
+                    if partial_size > MAX_LINE_BYTES:
+                        self._problem(f"dropped a line of over {MAX_LINE_BYTES:,} bytes")
+                        partial, partial_size, dropping = [], 0, True
+                    continue
+                lines = chunk[:end]
+                if dropping:
+                    lines = lines[lines.index(b"\n") + 1 :]
+                    dropping = False
+                elif partial:
+                    lines = b"".join([*partial, lines])
+                rest = chunk[end:]
+                partial, partial_size = ([rest], len(rest)) if rest else ([], 0)
+                self._receive_run(lines)
                 if self._transcript is not None:
                     self._transcript.flush()
             if partial:
@@ -296,8 +299,51 @@ class Connection:
             if self._transcript is not None:
                 self._transcript.flush()
 
+    def _receive_run(self, run: bytes) -> None:
+        """The hot path: a run of whole lines (each ending in a newline), as one read brought
+        them. In a stream of typed notifications the run is decoded in one call, and each
+        notification handed on right here; any other line in it sends the run line by line."""
+        lines: list[bytes] | None = None
+        if self._tap is not None:
+            lines = run.split(b"\n")
+            lines.pop()  # after the last newline: nothing
+            self._tap("recv", lines)
+        decode_lines = self._decode_typed_lines
+        if decode_lines is None:
+            self._receive_lines(lines if lines is not None else run.split(b"\n"))
+            return
+        try:
+            decoded = decode_lines(run)
+        except _UNREADABLE:
+            self._receive_lines(lines if lines is not None else run.split(b"\n"))
+            return
+        handlers = self._typed_handlers
+        transcript, on_traffic = self._transcript, self._on_traffic
+        if on_traffic is not None or transcript is not None:
+            if lines is None:
+                lines = run.split(b"\n")
+                lines.pop()
+            if len(lines) != len(decoded):  # blank lines among them: each line on its own
+                self._receive_lines(lines)
+                return
+            for line, typed in zip(lines, decoded, strict=True):
+                if on_traffic is not None:
+                    on_traffic("recv", line)
+                if transcript is not None:
+                    transcript.record("recv", line)
+                try:
+                    handlers[type(typed)](typed.params)
+                except Exception as exc:  # a bad notification must never stop the stream
+                    self._problem(f"could not handle a notification: {exc!r}")
+            return
+        for typed in decoded:
+            try:
+                handlers[type(typed)](typed.params)
+            except Exception as exc:
+                self._problem(f"could not handle a notification: {exc!r}")
+
     def _receive_lines(self, lines: list[bytes]) -> None:
-        """The hot loop: typed notifications are decoded and handed on right here; every
+        """Lines one by one: typed notifications are decoded and handed on right here; every
         other line takes `_receive_line`."""
         decode, handlers = self._decode_typed, self._typed_handlers
         if decode is None:
@@ -317,7 +363,7 @@ class Connection:
                 transcript.record("recv", line)
             try:
                 handlers[type(typed)](typed.params)
-            except Exception as exc:  # a bad notification must never stop the stream
+            except Exception as exc:
                 self._problem(f"could not handle a notification: {exc!r}")
 
     def _receive_line(self, line: bytes) -> None:

@@ -215,7 +215,7 @@ class Session:
 
     def apply(self, update: Any) -> None:
         """Apply one update from the agent (the hot path of a streaming turn)."""
-        change = reducer.apply(self.state, update)
+        change = reducer.REDUCERS[update.__class__](self.state, update)
         for listener in self.listeners:
             listener(self, change)
         if change.kind == "tool_call":
