@@ -702,9 +702,8 @@ async def tour(turn: Turn, arg: str) -> None:
 async def image(turn: Turn, arg: str) -> None:
     """Say what the prompt's images are (read from their bytes), then draw one and send it: in a
     tool call's output and in a message."""
-    seen = [_describe_image(block) for block in turn.prompt if block.get("type") == "image"]
-    if seen:
-        await turn.say(texts.IMAGES_SEEN_HEADER + "\n".join(seen) + "\n")
+    if any(block.get("type") == "image" for block in turn.prompt):
+        await turn.say(_describe_attachments(turn.prompt))
     else:
         await turn.say(texts.IMAGE_NONE_SENT)
     data = demo_png()
@@ -723,7 +722,7 @@ def _describe_image(block: dict[str, Any]) -> str:
         data = decode_data(block.get("data") if isinstance(block.get("data"), str) else "")
         info = inspect(data)
     except ImageError as error:
-        return f"- 🖼️ **{name}**: I could not read it ({error})"
+        return f"- 🖼️ **{name}** (`{block.get('mimeType')}`): I could not read it ({error})"
     kind = info.mime_type.removeprefix("image/").upper()
     said = (
         f" (you said `{block.get('mimeType')}`)" if block.get("mimeType") != info.mime_type else ""
@@ -898,10 +897,11 @@ def _describe_attachments(prompt: list[dict[str, Any]]) -> str:
             else:
                 size = len(resource.get("blob", "")) * 3 // 4
                 lines.append(f"- 📦 `{uri}`: about {size:,} bytes")
-        elif kind in ("image", "audio"):
+        elif kind == "image":
+            lines.append(_describe_image(block))
+        elif kind == "audio":
             size = len(block.get("data", "")) * 3 // 4
-            icon = "🖼️" if kind == "image" else "🔊"
-            lines.append(f"- {icon} an {kind} ({block.get('mimeType')}, about {size:,} bytes)")
+            lines.append(f"- 🔊 an audio clip ({block.get('mimeType')}, about {size:,} bytes)")
         else:
             lines.append(f"- a `{kind}` block I don't know")
     if not lines:

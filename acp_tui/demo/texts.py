@@ -282,8 +282,6 @@ You sent me no image (attach one with `@picture.png`, by pasting its path, or Al
 clipboard), so I'll only show you one of mine.
 """
 
-IMAGES_SEEN_HEADER = "I looked at what you sent:\n\n"
-
 IMAGE_DRAWN = """
 I drew a **{pixels} PNG** ({size:,} bytes) with nothing but `zlib` and `struct`: it is \
 in the tool call's output above, and here in my message:
