@@ -17,7 +17,6 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
-from urllib.request import url2pathname
 
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.images import KNOWN_TYPES, ImageError, ImageInfo, human_size, inspect
@@ -82,6 +81,8 @@ def pasted_image_path(text: str, cwd: Path) -> Path | None:
     if not text or "\n" in text or len(text) > PATH_LIMIT:
         return None
     if text.startswith("file://"):
+        from urllib.request import url2pathname  # only here: it imports all of http.client
+
         candidates = [url2pathname(unquote(urlparse(text).path))]
     else:
         candidates = [text]
