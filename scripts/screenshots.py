@@ -21,6 +21,7 @@ import sys
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
+from unittest.mock import patch
 
 from textual.pilot import Pilot
 
@@ -213,18 +214,21 @@ async def picker(app: AcpApp, pilot: Pilot[int]) -> None:
     from acp_tui.ui.screens.agent_picker import AgentPickerScreen
 
     scratch = app.options.cwd.parent
-    os.environ["ACP_TUI_REGISTRY_URL"] = "http://127.0.0.1:9/registry.json"  # closed: snapshot
-    os.environ["XDG_CACHE_HOME"] = str(scratch / "cache")
-    os.environ["XDG_CONFIG_HOME"] = str(scratch / "config")
     config = scratch / "config" / "acp-tui" / "config.toml"
     config.parent.mkdir(parents=True)
     config.write_text(
         '[agents.reviewer]\ncommand = ["python3", "-m", "acp_tui.demo"]\n'
         'description = "the demo agent, configured as a code reviewer"\n'
     )
-    await pilot.press("ctrl+n")
-    await wait_until(pilot, lambda: isinstance(app.screen, AgentPickerScreen))
-    await wait_until(pilot, lambda: app.screen.registry)  # type: ignore[attr-defined]
+    private = {
+        "ACP_TUI_REGISTRY_URL": "http://127.0.0.1:9/registry.json",  # closed: the snapshot
+        "XDG_CACHE_HOME": str(scratch / "cache"),
+        "XDG_CONFIG_HOME": str(scratch / "config"),
+    }
+    with patch.dict(os.environ, private):
+        await pilot.press("ctrl+n")
+        await wait_until(pilot, lambda: isinstance(app.screen, AgentPickerScreen))
+        await wait_until(pilot, lambda: app.screen.registry)  # type: ignore[attr-defined]
     await pilot.pause(0.2)
 
 
@@ -280,6 +284,42 @@ async def rewind(app: AcpApp, pilot: Pilot[int]) -> None:
     await pilot.pause(0.2)
 
 
+async def image(app: AcpApp, pilot: Pilot[int]) -> None:
+    """A pasted image path becomes a chip, the demo agent says what the image is and sends its
+    own picture. SVG cannot hold Kitty or Sixel pixels: the pictures are drawn with coloured
+    half blocks (ACP_TUI_IMAGES=halfcell), which any true-colour terminal shows as well."""
+    from textual import events
+
+    from acp_tui.demo.picture import demo_png
+    from acp_tui.ui.widgets.attachment_bar import AttachmentBar
+    from acp_tui.ui.widgets.image_view import ImageView
+    from acp_tui.ui.widgets.prompt_input import PromptInput
+
+    os.environ["ACP_TUI_IMAGES"] = "halfcell"
+    try:
+        workspace = app.chat.workspace
+        (workspace / "sunset.png").write_bytes(demo_png(320, 200))
+        (workspace / "logo.png").write_bytes(demo_png(64, 64))
+        prompt = app.chat.query_one(PromptInput)
+        bar = app.chat.query_one(AttachmentBar)
+        prompt.post_message(events.Paste(str(workspace / "sunset.png")))
+        await wait_until(pilot, lambda: len(bar.attachments) == 1)
+        await send(app, pilot, "What is in this picture?")
+        await wait_idle(app, pilot)
+        views = list(app.chat.query(ImageView))
+        await wait_until(pilot, lambda: all(view.drawn for view in views))
+        prompt.post_message(events.Paste(f"'{workspace / 'logo.png'}'"))
+        await wait_until(pilot, lambda: len(bar.attachments) == 1)
+        prompt.set_text("and this one?")
+        await pilot.pause(0.2)
+        transcript = app.chat.query_one(Transcript)
+        transcript.scroll_to_widget(views[0], animate=False, top=True)
+        transcript.scroll_relative(y=-6, animate=False)
+        await pilot.pause(0.2)
+    finally:
+        del os.environ["ACP_TUI_IMAGES"]
+
+
 SCENES: dict[str, Scene] = {
     "welcome": welcome,
     "markdown": markdown,
@@ -304,6 +344,7 @@ SCENES: dict[str, Scene] = {
     "tour": tour,
     "conversations": conversations,
     "picker": picker,
+    "image": image,
     "changes-line": changes_line,
     "changes": changes,
     "rewind": rewind,
