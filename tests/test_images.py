@@ -27,7 +27,13 @@ from acp_tui.attachments import (
     pasted_image_path,
 )
 from acp_tui.demo.picture import demo_png
-from acp_tui.protocol.content import ContentBlock, EmbeddedResource, block_label, text_block
+from acp_tui.protocol.content import (
+    ContentBlock,
+    EmbeddedResource,
+    block_label,
+    image_data,
+    text_block,
+)
 from acp_tui.protocol.images import (
     ImageError,
     ImageInfo,
@@ -223,14 +229,12 @@ async def reject(pending: PendingPermission) -> None:
 
 
 def agent_images(state: SessionState) -> list[ImageInfo]:
-    """What the agent's pictures are: in its messages and in its tool calls' content."""
+    """What the agent's pictures are: in its messages and in its tool calls' content (images,
+    and resources whose blob is one)."""
     blocks = [b for m in state.messages.values() if m.role == "agent" for b in m.content]
     blocks += [c.content for call in state.tool_calls.values() for c in call.content]
-    return [
-        inspect(decode_data(block.data))
-        for block in blocks
-        if isinstance(block, ContentBlock) and block.type == "image" and block.data
-    ]
+    pictures = [image_data(b) for b in blocks if isinstance(b, ContentBlock)]
+    return [inspect(decode_data(picture[0])) for picture in pictures if picture is not None]
 
 
 @pytest.mark.parametrize("version", [1, 2], ids=["v1", "v2"])
@@ -253,7 +257,8 @@ async def test_the_demo_agent_describes_an_image_prompt_and_sends_one_back(
         assert await session.prompt(content.blocks) == "end_turn"
         [said] = [m.text for m in session.state.messages.values() if m.role == "agent"][:1]
         assert "**cat.jpg**: a JPEG image, **123×45** pixels" in said  # noqa: RUF001
-        assert [i.pixels for i in agent_images(session.state)] == ["96×64", "96×64"]  # noqa: RUF001
+        pixels = [info.pixels for info in agent_images(session.state)]
+        assert sorted(pixels) == ["32×20", "96×64"]  # noqa: RUF001
         [user] = [m for m in session.state.messages.values() if m.role == "user"]
         assert "image · cat.jpg · image/jpeg · 123×45" in block_label(user.content[-1])  # noqa: RUF001
         # The trigger word alone: no image sent, one comes back all the same.

@@ -64,10 +64,11 @@ async def test_a_pasted_image_path_is_attached_sent_and_answered(tmp_path: Path)
         assert "what is this?" in shown(user) and chip in shown(user)
         answer = "\n".join(shown(message) for message in app.chat.query(AgentMessage))
         assert "cat.png: a PNG image, 64×40 pixels" in answer  # noqa: RUF001
-        # Headless, the agent's pictures are chips: in its message and in its tool call.
-        picture = "▣ image image/png · 96×64"  # noqa: RUF001
-        assert picture in answer
-        assert picture in shown(app.chat.query_one(ToolCallCard))
+        # Headless, the agent's pictures are chips: in its message, and in its tool call (an
+        # embedded resource).
+        assert "▣ image image/png · 96×64" in answer  # noqa: RUF001
+        thumbnail = "▣ image rainbow-thumbnail.png · image/png · 32×20"  # noqa: RUF001
+        assert thumbnail in shown(app.chat.query_one(ToolCallCard))
         assert not any(view.drawn for view in app.chat.query(ImageView))
 
 
@@ -77,7 +78,10 @@ async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
     huge = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + (30_000).to_bytes(4) + (20_000).to_bytes(4)
     async with started_app(tmp_path) as (app, pilot):
         assert app.session is not None
-        for message_id, data in (("m1", "not base64 at all!"), ("m2", base64.b64encode(huge).decode())):
+        for message_id, data in (
+            ("m1", "not base64 at all!"),
+            ("m2", base64.b64encode(huge).decode()),
+        ):
             update = {"sessionUpdate": "agent_message_chunk", "messageId": message_id}
             update["content"] = {"type": "image", "mimeType": "image/png", "data": data}
             params = msgspec.json.encode({"sessionId": app.session.id, "update": update})
@@ -101,7 +105,7 @@ async def test_pictures_are_drawn_with_half_blocks_when_asked(
         await wait_until(pilot, lambda: all(view.drawn for view in views))
         await pilot.pause()
         for view in views:
-            assert 4 <= view.size.height <= 14
+            assert 4 <= view.size.height <= 12
             assert "▣ image" not in shown(view)  # the picture took the chip's place
 
 

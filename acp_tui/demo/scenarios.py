@@ -23,6 +23,7 @@ from acp_tui.demo.wire import (
     CONTEXT_SIZE,
     MODES,
     available_commands,
+    blob_resource,
     diff_item,
     fence,
     image_block,
@@ -65,6 +66,8 @@ COMMANDS: list[tuple[str, str, str | None]] = [
 ]
 ALIASES = {"diff": "edit", "cat": "read", "exec": "run", "terminal": "run", "?": "help"}
 
+THUMBNAIL = (32, 20)
+THUMBNAIL_URI = "demo://pictures/rainbow-thumbnail.png"
 DEFAULT_EDIT_TARGET = "ACP_DEMO.md"
 DEFAULT_COMMAND = "echo 'Hello from a real terminal!' && ls"
 BASH_COMMAND = (
@@ -700,20 +703,20 @@ async def tour(turn: Turn, arg: str) -> None:
 
 
 async def image(turn: Turn, arg: str) -> None:
-    """Say what the prompt's images are (read from their bytes), then draw one and send it: in a
-    tool call's output and in a message."""
+    """Say what the prompt's images are (read from their bytes), then draw one and send it: a
+    thumbnail in a tool call's output (an embedded resource), the picture in a message."""
     if any(block.get("type") == "image" for block in turn.prompt):
         await turn.say(_describe_attachments(turn.prompt))
     else:
         await turn.say(texts.IMAGE_NONE_SENT)
     data = demo_png()
-    picture = image_block(data, "image/png")
     call = await turn.tool("Draw a picture", "other", raw_input={"width": WIDTH, "height": HEIGHT})
     await turn.pause(0.3)
-    await call.update(status="completed", content=[picture])
+    thumbnail = blob_resource(THUMBNAIL_URI, demo_png(*THUMBNAIL), "image/png")
+    await call.update(status="completed", content=[thumbnail])
     info = inspect(data)
     await turn.say(texts.IMAGE_DRAWN.format(pixels=info.pixels, size=info.size))
-    await turn.show(picture)
+    await turn.show(image_block(data, "image/png"))
 
 
 def _describe_image(block: dict[str, Any]) -> str:

@@ -283,6 +283,6 @@ clipboard), so I'll only show you one of mine.
 """
 
 IMAGE_DRAWN = """
-I drew a **{pixels} PNG** ({size:,} bytes) with nothing but `zlib` and `struct`: it is \
-in the tool call's output above, and here in my message:
+Here it is: a **{pixels} PNG** ({size:,} bytes) drawn with nothing but `zlib` and `struct` \
+(the tool call above holds its thumbnail):
 """

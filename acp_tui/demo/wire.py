@@ -127,7 +127,14 @@ def image_block(data: bytes, mime_type: str) -> dict[str, str]:
     return {"type": "image", "data": base64.b64encode(data).decode("ascii"), "mimeType": mime_type}
 
 
-# Tool-call content, neutral form: a `text_block`, an `image_block`, {"type": "diff",
+def blob_resource(uri: str, data: bytes, mime_type: str) -> dict[str, Any]:
+    """An embedded `resource` block holding bytes (an image, say)."""
+    blob = base64.b64encode(data).decode("ascii")
+    return {"type": "resource", "resource": {"uri": uri, "blob": blob, "mimeType": mime_type}}
+
+
+# Tool-call content, neutral form: a `text_block`, an `image_block` or a `blob_resource`,
+# {"type": "diff",
 # "operation", "path", "oldPath"?, "oldText", "newText"} and {"type": "terminal", "terminalId",
 # "command", "cwd", "output", "exitCode", "signal"} (the output is a snapshot kept for replay).
 
@@ -165,7 +172,7 @@ def tool_content(item: dict[str, Any], version: int, *, replay: bool = False) ->
             # replay cannot point at it any more, so it shows the output it had instead.
             return {"type": "content", "content": text_block(terminal_transcript(item))}
         return {"type": "terminal", "terminalId": item["terminalId"]}
-    if kind == "image":
+    if kind in ("image", "resource"):
         return {"type": "content", "content": item}
     return {"type": "content", "content": text_block(item["text"])}
 

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 Mode = Literal["kitty", "sixel", "halfcell"]
 MODES: tuple[Mode, ...] = ("kitty", "sixel", "halfcell")
-MAX_ROWS = 14
+MAX_ROWS = 12
 """Rows a picture may take in the transcript (it keeps its aspect within them)."""
 MIN_ROWS = 4
 DRAW_PIXELS = 1024
@@ -72,9 +72,9 @@ class Picture:
     rows: int
 
 
-def load_picture(data: str) -> Picture:
-    """Decode an image block's base64 `data` for drawing, or an `ImageError` saying why not:
-    `broken image: …` or `too large to show: …`."""
+def load_picture(data: str, mode: Mode) -> Picture:
+    """Decode an image block's base64 `data` for drawing in `mode`, or an `ImageError` saying
+    why not: `broken image: …` or `too large to show: …`."""
     try:
         raw = decode_data(data)
         info = inspect(raw)
@@ -92,7 +92,9 @@ def load_picture(data: str) -> Picture:
     except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as error:
         raise ImageError(f"broken image: {error}") from None
     image.thumbnail((DRAW_PIXELS, DRAW_PIXELS))
-    cell_height = cell_size()[1]
+    # Its own size where it fits; half blocks draw two pixels a row, so small pictures there
+    # are as tall as they can be shown sharp.
+    cell_height = 2 if mode == "halfcell" else cell_size()[1]
     rows = max(MIN_ROWS, min(MAX_ROWS, -(-info.height // cell_height)))
     return Picture(image, rows)
 

@@ -70,7 +70,7 @@ class ImageView(Widget):
     def _decode(self, mode: Mode, block: ContentBlock, data: str) -> None:
         # In a thread: decoding (and the first import of textual-image and Pillow) takes a while.
         try:
-            picture = load_picture(data)
+            picture = load_picture(data, mode)
         except ImageError as error:
             self.app.call_from_thread(self._undrawable, block, str(error))
         else:
