@@ -1,7 +1,7 @@
 """How fast the TUI takes a streamed Markdown answer, and whether the screen stays responsive.
 
 One answer of 20,000 chunks (the demo agent's Markdown showcase, three words a chunk, about
-370 KB: headings, lists, tables, fenced code) is appended chunk by chunk to a message widget
+420 KB: headings, lists, tables, fenced code) is appended chunk by chunk to a message widget
 in a headless app (`App.run_test`), yielding to the event loop after every chunk the way a
 socket reader does. Meanwhile a 16 ms timer records how late it fires: the worst delay is the
 longest the screen could not react. A run ends when every chunk is on screen.
@@ -15,13 +15,25 @@ Paths, each run several times in this one process, interleaved, medians reported
                 only the growing tail again, appends coalesced per frame).
 - textual (opt): `Markdown.append` once per frame, on fewer chunks (it is far slower).
 
+With `--typing`: keystroke-to-screen latency in the real app (`demo_app`, 120x40, headless)
+while a real agent process (`child_agent` below, started by the app as any agent) streams the
+same Markdown at `--rate` chunks/s for `--typing-seconds`; and, as the baseline, with no stream.
+A key goes into the prompt every 100 ms, posted as `Pilot.press` posts it; its time runs until
+the first screen update that shows the prompt holding it. The hook is `App._display`: the
+compositor hands it every update (the changed lines of the screen, composited); headless,
+Textual stops there, so the hook also serialises the update as the terminal driver would
+(`render_segments`) before taking the time (see `PaintWatch`).
+
 Also, with `--startup`: time from process start to the first frame on the demo agent; and with
 `--memory`: RSS after a session of 2,000 messages of 2 KB Markdown is shown and scrolled.
 
-Targets: acp-tui >= 2,000 chunks/s with no delay over 50 ms; first frame < 700 ms; < 200 MB.
+Targets (issue 14): acp-tui >= 6,000 chunks/s with no timer delay over 20 ms; typing while
+streaming 200 chunks/s for 60 s: median <= 10 ms, worst <= 33 ms. Last measured (2 shared
+cores): before 4,745 chunks/s, 14 ms; typing 42.4 ms median, 126.7 ms worst (no stream 2.7 ms).
+For `--startup` and `--memory`, see bench/README.md.
 
 Run: python bench/bench_tui_stream.py [--chunks 20000] [--runs 3] [--textual] [--startup]
-     [--memory]
+     [--memory] [--typing [--typing-seconds 60] [--rate 200]] [--no-stream]
 """
 
 from __future__ import annotations
@@ -239,6 +251,192 @@ async def bench_stream(count: int, runs: int, textual: bool) -> None:
         report("textual", [await collector_paced(lambda: stream(TextualSink, few))()])
 
 
+# -- typing while an agent streams ----------------------------------------------------------
+
+SESSION = "sess_bench"
+TYPED = "the quick brown fox jumps over the lazy dog "
+"""What the bench types, a key at a time (cleared, unmeasured, when a line is full)."""
+KEY_GAP = 0.1
+"""Seconds between two keystrokes: a fast typist (10 keys/s)."""
+
+
+def child_agent(rate: float, seconds: float) -> None:
+    """A minimal ACP (v1) agent on stdin/stdout: a prompt is answered with the Markdown
+    showcase, streamed as `agent_message_chunk`s at `rate` chunks/s for `seconds`, paced to the
+    clock (a late chunk does not push the rest back), then `end_turn`."""
+    import json
+    import threading
+
+    lock = threading.Lock()
+
+    def send(message: dict[str, Any]) -> None:
+        with lock:
+            sys.stdout.write(json.dumps(message) + "\n")
+            sys.stdout.flush()
+
+    def answer(request_id: Any) -> None:
+        chunks = answer_chunks(int(rate * seconds))
+        started = time.monotonic()
+        for index, chunk in enumerate(chunks):
+            wait = started + index / rate - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            update = {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "msg_bench",
+                "content": {"type": "text", "text": chunk},
+            }
+            params = {"sessionId": SESSION, "update": update}
+            send({"jsonrpc": "2.0", "method": "session/update", "params": params})
+        send({"jsonrpc": "2.0", "id": request_id, "result": {"stopReason": "end_turn"}})
+
+    results: dict[str, dict[str, Any]] = {
+        "initialize": {"protocolVersion": 1, "agentCapabilities": {}, "authMethods": []},
+        "session/new": {"sessionId": SESSION},
+    }
+    for line in sys.stdin:
+        message = json.loads(line)
+        method, request_id = message.get("method"), message.get("id")
+        if request_id is None or method is None:
+            continue  # a notification (cancel) or a response: nothing to do
+        if method == "session/prompt":
+            threading.Thread(target=answer, args=(request_id,), daemon=True).start()
+        elif method in results:
+            send({"jsonrpc": "2.0", "id": request_id, "result": results[method]})
+        else:
+            error = {"code": -32601, "message": f"{method} is not in this bench agent"}
+            send({"jsonrpc": "2.0", "id": request_id, "error": error})
+
+
+class PaintWatch:
+    """When the screen last showed the prompt with the text it holds now.
+
+    The hook is `App._display`, which the compositor calls with every screen update (the
+    changed lines of every widget, composited). Headless, Textual stops there; this hook goes
+    on as the terminal driver would, turning the update into the escape sequences written to
+    the terminal (`render_segments`), and then takes the time. An update counts for the
+    prompt when it covers a row of the prompt's content and the prompt holds the expected
+    text at that moment (the compositor has just rendered its lines)."""
+
+    def __init__(self, app: App[Any], prompt: Widget) -> None:
+        self.app, self.prompt = app, prompt
+        self.expected: str | None = None
+        self.painted: asyncio.Future[float] | None = None
+        self._display = app._display
+        app._display = self.display  # type: ignore[method-assign]
+
+    def expect(self, text: str) -> asyncio.Future[float]:
+        self.expected = text
+        self.painted = asyncio.get_running_loop().create_future()
+        return self.painted
+
+    def display(self, screen: Any, renderable: Any) -> None:
+        from textual._compositor import ChopsUpdate, CompositorUpdate
+
+        self._display(screen, renderable)
+        if not isinstance(renderable, CompositorUpdate):
+            return
+        renderable.render_segments(self.app.console)
+        now = time.perf_counter()
+        painted, prompt = self.painted, self.prompt
+        if painted is None or painted.done() or prompt.text != self.expected:  # type: ignore[attr-defined]
+            return
+        rows = range(prompt.content_region.y, prompt.content_region.bottom)
+        if isinstance(renderable, ChopsUpdate) and not any(
+            y in rows for y, _, _ in renderable.spans
+        ):
+            return
+        painted.set_result(now)
+
+
+def press(app: App[Any], character: str) -> None:
+    """Post a key press as `Pilot.press` does (the same `Key` event, through the headless
+    driver), without Pilot's wait for the app to go idle afterwards: under a stream that wait
+    takes up to two seconds a key, and here the screen update is what is waited for."""
+    from textual import events
+
+    key = "space" if character == " " else character
+    event = events.Key(key, character)
+    event.set_sender(app)
+    app._driver.send_message(event)  # type: ignore[union-attr]
+
+
+async def type_and_time(app: App[Any], pilot: Any, prompt: Any, seconds: float) -> list[float]:
+    """Type `TYPED` into `prompt` a key every `KEY_GAP` s for `seconds`; each key's time from
+    being posted (Pilot's press) to the first screen update showing it."""
+    watch = PaintWatch(app, prompt)
+    latencies: list[float] = []
+    deadline = time.perf_counter() + seconds
+    index = 0
+    while time.perf_counter() < deadline:
+        character = TYPED[index % len(TYPED)]
+        index += 1
+        if len(prompt.text) >= 60:
+            prompt.clear()  # not timed
+            await pilot.pause(KEY_GAP)
+        painted = watch.expect(prompt.text + character)
+        started = time.perf_counter()
+        press(app, character)
+        latencies.append(await asyncio.wait_for(painted, 5) - started)
+        await asyncio.sleep(KEY_GAP)
+    return latencies
+
+
+async def typing_run(rate: float, seconds: float) -> tuple[list[float], int]:
+    """Key latencies while a real agent process streams at `rate` chunks/s (no stream: 0);
+    and how many chunks the app took in meanwhile."""
+    import tempfile
+
+    from acp_tui.ui.pilot import demo_app, demo_workspace, wait_started
+    from acp_tui.ui.widgets.prompt_input import PromptInput
+
+    scratch = Path(tempfile.mkdtemp(prefix="acp-tui-bench-"))
+    argv = [sys.executable, __file__, "--child-agent", f"{rate},{seconds + 5}"]
+    app = demo_app(demo_workspace(scratch / "workspace"), scratch / "state", argv=argv)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        prompt = app.chat.query_one(PromptInput)
+        if rate:
+            await pilot.press(*"go", "enter")
+            while not _streamed(app):
+                await pilot.pause(0.01)
+        await pilot.pause(0.5)
+        before = _streamed(app)
+        latencies = await type_and_time(app, pilot, prompt, seconds)
+        chunks = _streamed(app) - before
+    return latencies, chunks
+
+
+def _streamed(app: Any) -> int:
+    """Chunks of the agent's answers in the session so far."""
+    from acp_tui.session.state import Message
+
+    if app.session is None:
+        return 0
+    timeline = app.session.state.timeline
+    return sum(len(i.content) for i in timeline if isinstance(i, Message) and i.role == "agent")
+
+
+async def bench_typing(rate: float, seconds: float, baseline_seconds: float) -> None:
+    def line(name: str, latencies: list[float], extra: str = "") -> None:
+        ms = sorted(value * 1000 for value in latencies)
+        median, p95, worst = statistics.median(ms), ms[int(len(ms) * 0.95)], ms[-1]
+        print(
+            f"  {name:<24} median {median:5.1f} ms   p95 {p95:5.1f} ms   worst {worst:5.1f} ms"
+            f"   ({len(ms)} keys{extra})"
+        )
+
+    print(f"typing, a key every {KEY_GAP * 1000:.0f} ms, key press to the frame that shows it:")
+    idle, _ = await typing_run(0, baseline_seconds)
+    line("no stream", idle)
+    streaming, chunks = await typing_run(rate, seconds)
+    line(
+        f"stream {rate:.0f} chunks/s",
+        streaming,
+        f", {seconds:.0f} s, {chunks / seconds:.0f} chunks/s taken in",
+    )
+
+
 # -- start to first frame ---------------------------------------------------------------------
 
 
@@ -368,14 +566,24 @@ def main() -> None:
     parser.add_argument("--startup", action="store_true", help="also start to first frame")
     parser.add_argument("--memory", action="store_true", help="also RSS of a long session")
     parser.add_argument("--no-stream", action="store_true", help="skip the streaming bench")
+    parser.add_argument("--typing", action="store_true", help="also keystroke latency")
+    parser.add_argument("--typing-seconds", type=float, default=60, help="typing while streaming")
+    parser.add_argument("--rate", type=float, default=200, help="chunks/s while typing")
     parser.add_argument("--child-startup", type=float, help=argparse.SUPPRESS)
+    parser.add_argument("--child-agent", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child_startup is not None:
         child_startup(args.child_startup)
         return
+    if args.child_agent is not None:
+        rate, seconds = (float(value) for value in args.child_agent.split(","))
+        child_agent(rate, seconds)
+        return
     os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
     if not args.no_stream:
         asyncio.run(bench_stream(args.chunks, args.runs, args.textual))
+    if args.typing:
+        asyncio.run(bench_typing(args.rate, args.typing_seconds, min(args.typing_seconds, 10)))
     if args.startup:
         bench_startup(args.runs)
     if args.memory:
