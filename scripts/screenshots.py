@@ -42,6 +42,8 @@ from acp_tui.ui.widgets.transcript import Transcript
 
 OUT = Path(__file__).resolve().parent.parent / "screenshots"
 SIZE = (120, 36)
+SIZES = {"image": (120, 44)}
+"""Scenes that need more rows than the others."""
 Scene = Callable[[AcpApp, Pilot[int]], Awaitable[None]]
 
 
@@ -293,6 +295,7 @@ async def image(app: AcpApp, pilot: Pilot[int]) -> None:
     from acp_tui.demo.picture import demo_png
     from acp_tui.ui.widgets.attachment_bar import AttachmentBar
     from acp_tui.ui.widgets.image_view import ImageView
+    from acp_tui.ui.widgets.message import UserMessage
     from acp_tui.ui.widgets.prompt_input import PromptInput
 
     os.environ["ACP_TUI_IMAGES"] = "halfcell"
@@ -313,8 +316,7 @@ async def image(app: AcpApp, pilot: Pilot[int]) -> None:
         prompt.set_text("and this one?")
         await pilot.pause(0.2)
         transcript = app.chat.query_one(Transcript)
-        transcript.scroll_to_widget(views[0], animate=False, top=True)
-        transcript.scroll_relative(y=-6, animate=False)
+        transcript.scroll_to_widget(app.chat.query_one(UserMessage), animate=False, top=True)
         await pilot.pause(0.2)
     finally:
         del os.environ["ACP_TUI_IMAGES"]
@@ -354,7 +356,7 @@ SCENES: dict[str, Scene] = {
 async def shoot(name: str, scene: Scene, scratch: Path) -> Path:
     workspace = demo_workspace(scratch / "workspace")
     app = demo_app(workspace, scratch / "state")
-    async with app.run_test(size=SIZE) as pilot:
+    async with app.run_test(size=SIZES.get(name, SIZE)) as pilot:
         await wait_started(app, pilot)
         await scene(app, pilot)
         svg = app.export_screenshot(title=f"acp-tui · {name}")

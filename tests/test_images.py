@@ -258,7 +258,7 @@ async def test_the_demo_agent_describes_an_image_prompt_and_sends_one_back(
         [said] = [m.text for m in session.state.messages.values() if m.role == "agent"][:1]
         assert "**cat.jpg**: a JPEG image, **123×45** pixels" in said  # noqa: RUF001
         pixels = [info.pixels for info in agent_images(session.state)]
-        assert sorted(pixels) == ["32×20", "96×64"]  # noqa: RUF001
+        assert sorted(pixels) == ["24×16", "96×64"]  # noqa: RUF001
         [user] = [m for m in session.state.messages.values() if m.role == "user"]
         assert "image · cat.jpg · image/jpeg · 123×45" in block_label(user.content[-1])  # noqa: RUF001
         # The trigger word alone: no image sent, one comes back all the same.

@@ -67,7 +67,7 @@ async def test_a_pasted_image_path_is_attached_sent_and_answered(tmp_path: Path)
         # Headless, the agent's pictures are chips: in its message, and in its tool call (an
         # embedded resource).
         assert "▣ image image/png · 96×64" in answer  # noqa: RUF001
-        thumbnail = "▣ image rainbow-thumbnail.png · image/png · 32×20"  # noqa: RUF001
+        thumbnail = "▣ image rainbow-thumbnail.png · image/png · 24×16"  # noqa: RUF001
         assert thumbnail in shown(app.chat.query_one(ToolCallCard))
         assert not any(view.drawn for view in app.chat.query(ImageView))
 

@@ -21,12 +21,13 @@ def demo_png(width: int = WIDTH, height: int = HEIGHT) -> bytes:
     rows = bytearray()
     centre_x, centre_y = width / 2, height / 2
     radius = min(width, height) * 0.3
+    ring = max(0.8, radius * 0.2)
     for y in range(height):
         rows.append(0)  # filter: none
         light = 0.85 - 0.55 * y / max(1, height - 1)
         for x in range(width):
             distance = ((x + 0.5 - centre_x) ** 2 + (y + 0.5 - centre_y) ** 2) ** 0.5
-            if abs(distance - radius) < 2.2:
+            if abs(distance - radius) < ring:
                 rgb = (1.0, 1.0, 1.0)
             else:
                 rgb = colorsys.hls_to_rgb(x / width, light * 0.6, 0.9)

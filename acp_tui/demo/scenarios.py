@@ -66,7 +66,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
 ]
 ALIASES = {"diff": "edit", "cat": "read", "exec": "run", "terminal": "run", "?": "help"}
 
-THUMBNAIL = (32, 20)
+THUMBNAIL = (24, 16)
 THUMBNAIL_URI = "demo://pictures/rainbow-thumbnail.png"
 DEFAULT_EDIT_TARGET = "ACP_DEMO.md"
 DEFAULT_COMMAND = "echo 'Hello from a real terminal!' && ls"
@@ -725,12 +725,12 @@ def _describe_image(block: dict[str, Any]) -> str:
         data = decode_data(block.get("data") if isinstance(block.get("data"), str) else "")
         info = inspect(data)
     except ImageError as error:
-        return f"- 🖼️ **{name}** (`{block.get('mimeType')}`): I could not read it ({error})"
+        return f"- ▣ **{name}** (`{block.get('mimeType')}`): I could not read it ({error})"
     kind = info.mime_type.removeprefix("image/").upper()
     said = (
         f" (you said `{block.get('mimeType')}`)" if block.get("mimeType") != info.mime_type else ""
     )
-    return f"- 🖼️ **{name}**: a {kind} image{said}, **{info.pixels}** pixels, {info.size:,} bytes"
+    return f"- ▣ **{name}**: a {kind} image{said}, **{info.pixels}** pixels, {info.size:,} bytes"
 
 
 async def _usage_and_title(turn: Turn) -> None:

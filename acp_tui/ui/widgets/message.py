@@ -70,6 +70,9 @@ class AgentMessage(Block):
     AgentMessage > ImageView {
         margin: 1 0;
     }
+    AgentMessage > ImageView.-leading {
+        margin-top: 0;
+    }
     """
 
     item: Message
@@ -114,7 +117,8 @@ class AgentMessage(Block):
         self._fed = len(content)
 
     def _add_image(self, block: ContentBlock) -> None:
-        image, after = ImageView(block), MarkdownView()
+        leading = len(self._parts) == 1 and not self._view.source.strip()
+        image, after = ImageView(block, classes="-leading" if leading else None), MarkdownView()
         self._parts += [image, after]
         self._view = after
         if self._composed:
