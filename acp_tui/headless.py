@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import io
 import os
+import select
 import shlex
 import signal
 import sys
@@ -92,24 +94,55 @@ class Failure(Exception):
 
 
 class Output:
-    """Where the printers write. When the reader goes away (`acp-tui -p … | head`), writing
+    """Where the printers write. What is written in one go of the event loop (a read's worth
+    of updates, a flood's) goes out in one write, at the end of it: one system call per burst
+    instead of one per change. When the reader goes away (`acp-tui -p … | head`), writing
     stops quietly and `on_closed` runs, once: the run ends as a program killed by SIGPIPE."""
 
     def __init__(self, stream: TextIO, on_closed: Callable[[], None]) -> None:
         self._stream = stream
         self._on_closed = on_closed
+        self._pending: list[str] = []
         self.closed = False
 
     def write(self, text: str) -> None:
         if self.closed:
             return
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self._pending.append(text)
+
+    def flush(self) -> None:
+        """Write out what is pending now (a warning is about to go to stderr, or the end)."""
+        if not self._pending or self.closed:
+            return
+        text = "".join(self._pending)
+        self._pending.clear()
         try:
-            self._stream.write(text)
-            self._stream.flush()
+            _write_all(self._stream, text)
         except BrokenPipeError:
             self.closed = True
             _discard_output(self._stream)
             self._on_closed()
+
+
+def _write_all(stream: TextIO, text: str) -> None:
+    """Write `text` whole. An unbuffered stdout (`python -u`, PYTHONUNBUFFERED) hands a write
+    to one system call, which a signal can cut short on a pipe, and `TextIOWrapper` drops the
+    rest: so its raw file is written until all of it is out."""
+    raw = getattr(stream, "buffer", None)
+    if not isinstance(raw, io.RawIOBase):
+        stream.write(text)
+        stream.flush()
+        return
+    stream.flush()
+    data = memoryview(text.encode(stream.encoding, stream.errors or "strict"))
+    while data:
+        written = raw.write(data)
+        if written is None:  # a non-blocking file, full: wait until it takes more
+            select.select([], [raw], [])
+            continue
+        data = data[written:]
 
 
 def _discard_output(stream: TextIO) -> None:
@@ -223,6 +256,7 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
 class HeadlessRun:
     def __init__(self, argv: list[str], client_options: ClientOptions, options: HeadlessOptions):
         self.options = options
+        self.out = Output(options.out, self._output_closed)
         # Nobody is there to ask: "ask" rejects, and so does a rule that says to ask.
         mode = "reject" if options.permission == "ask" else options.permission
         self.agent = options.agent or AgentConfig(shlex.join(argv), argv, adhoc=True)
@@ -241,7 +275,7 @@ class HeadlessRun:
             ignore=[client_options.transcript],
             on_warning=self._warn,
         )
-        out = Output(options.out, self._output_closed)
+        out = self.out
         self.json = JsonPrinter(out) if options.output_format == "jsonl" else None
         self.text = TextPrinter(out) if self.json is None else None
         self.client = AgentClient(
@@ -282,6 +316,7 @@ class HeadlessRun:
         except Failure as failure:
             if self.text is not None:
                 self.text.end_turn()  # the reason goes on a line of its own
+            self.out.flush()
             self.options.err.write(f"acp-tui: {failure}\n")
             return failure.status
         finally:
@@ -296,6 +331,7 @@ class HeadlessRun:
                 self.store.close()
             for sig in (signal.SIGINT, *_TERMINATING):
                 loop.remove_signal_handler(sig)
+            self.out.flush()
 
     async def _run(self) -> int:
         session = await self._open()
@@ -462,6 +498,7 @@ class HeadlessRun:
             self._warn(reason)
 
     def _warn(self, message: str) -> None:
+        self.out.flush()  # what came before the warning is printed before it
         self.options.err.write(f"acp-tui: {message}\n")
         self.options.err.flush()
 
