@@ -8,6 +8,7 @@ import base64
 from pathlib import Path
 
 import msgspec
+import pytest
 from textual import events
 from textual.widget import Widget
 
@@ -94,9 +95,9 @@ async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
 
 
 async def test_pictures_are_drawn_with_half_blocks_when_asked(
-    tmp_path: Path, monkeypatch: object
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ACP_TUI_IMAGES", "halfcell")  # type: ignore[attr-defined]
+    monkeypatch.setenv("ACP_TUI_IMAGES", "halfcell")
     async with started_app(tmp_path) as (app, pilot):
         await pilot.press(*"image", "enter")
         await wait_idle(app, pilot)
@@ -133,3 +134,36 @@ async def test_an_agent_without_images_gets_the_text_and_the_user_is_told(
         assert "This agent does not take images: cat.png is sent as a link" in titles
         [user] = [m for m in app.session.state.messages.values() if m.role == "user"]
         assert [block.type for block in user.content] == ["text", "resource_link"]
+
+
+async def test_alt_v_attaches_the_clipboard_image_or_says_why_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    clip = tmp_path / "clip.png"
+    clip.write_bytes(CAT)
+    async with started_app(tmp_path) as (app, pilot):
+        monkeypatch.setenv("PATH", str(tools))
+        monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+        monkeypatch.setenv("DISPLAY", ":0")
+        prompt = app.chat.query_one(PromptInput)
+        bar = app.chat.query_one(AttachmentBar)
+
+        def alt_v() -> None:
+            # As a terminal sends it: the key with its character, which the prompt would type.
+            app.post_message(events.Key("alt+v", "v"))
+
+        alt_v()
+        await wait_until(pilot, lambda: app._notifications)
+        notices = [str(n.message) for n in app._notifications]
+        assert notices[-1].startswith("No clipboard tool for images here: install wl-clipboard")
+        assert prompt.text == "" and not bar.attachments
+
+        script = f'case "$*" in *TARGETS*) echo image/png;; *) /bin/cat "{clip}";; esac'
+        (tools / "xclip").write_text(f"#!/bin/sh\n{script}\n")
+        (tools / "xclip").chmod(0o755)
+        alt_v()
+        await wait_until(pilot, lambda: bar.attachments)
+        assert "▣ image image/png · 64×40" in shown(bar)  # noqa: RUF001 (no file, no name)
+        assert prompt.text == ""

@@ -14,6 +14,7 @@ import sys
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 from acp_tui.demo import shell, texts
 from acp_tui.demo.picture import HEIGHT, WIDTH, demo_png
@@ -720,7 +721,7 @@ async def image(turn: Turn, arg: str) -> None:
 
 
 def _describe_image(block: dict[str, Any]) -> str:
-    name = str(block.get("uri") or "").rsplit("/", 1)[-1] or "an image"
+    name = unquote(str(block.get("uri") or "").rsplit("/", 1)[-1]) or "an image"
     try:
         data = decode_data(block.get("data") if isinstance(block.get("data"), str) else "")
         info = inspect(data)

@@ -7,6 +7,7 @@ block of a type we have never seen still decodes, keeps its `type`, and can be s
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote
 
 import msgspec
 from msgspec import UNSET, UnsetType
@@ -99,7 +100,7 @@ def _label(kind: str, name: Any, mime: Any, size: Any) -> str:
 
 def _image_label(data: str, uri: str | None) -> str:
     """`image · cat.png · image/png · 640 by 480 pixels · 12.0 KB`, or what is wrong with it."""
-    name = uri.rstrip("/").rsplit("/", 1)[-1] if uri else None
+    name = unquote(uri.rstrip("/").rsplit("/", 1)[-1]) if uri else None
     try:
         info = inspect_data(data)
     except ImageError as error:

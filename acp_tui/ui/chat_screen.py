@@ -72,7 +72,8 @@ class ChatScreen(Screen[None]):
         Binding("f3", "changes", "Changes", show=False),
         Binding("shift+tab", "cycle_mode", "Next mode", show=False),
         Binding("ctrl+f", "search", "Search"),
-        Binding("alt+v", "paste_image", "Paste image", show=False),
+        # Priority: terminals send it as "v" with Alt, which the prompt would type.
+        Binding("alt+v", "paste_image", "Paste image", show=False, priority=True),
         Binding("f12", "toggle_inspector", "Inspector"),
     ]
 
