@@ -16,6 +16,7 @@ from acp_tui.demo.picture import demo_png
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import demo_app, demo_workspace, wait_idle, wait_started, wait_until
+from acp_tui.ui.render.pictures import picture_mode
 from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.image_view import ImageView
 from acp_tui.ui.widgets.message import AgentMessage, UserMessage
@@ -167,3 +168,26 @@ async def test_alt_v_attaches_the_clipboard_image_or_says_why_not(
         await wait_until(pilot, lambda: bar.attachments)
         assert "▣ image image/png · 64×40" in shown(bar)  # noqa: RUF001 (no file, no name)
         assert prompt.text == ""
+
+
+@pytest.mark.parametrize(
+    ("environ", "headless", "mode"),
+    [
+        ({"TERM": "xterm-kitty"}, False, "kitty"),
+        ({"TERM_PROGRAM": "ghostty"}, False, "kitty"),
+        ({"TERM_PROGRAM": "WezTerm"}, False, "sixel"),
+        ({"TERM": "foot"}, False, "sixel"),
+        ({"TERM": "xterm-256color", "WT_SESSION": "x"}, False, "sixel"),
+        ({"TERM": "xterm-256color"}, False, None),
+        ({"TERM": "xterm-kitty", "TMUX": "/tmp/tmux"}, False, None),
+        ({"TERM": "xterm-kitty"}, True, None),
+        ({"TERM": "xterm-kitty", "ACP_TUI_IMAGES": "off"}, False, None),
+        ({"TERM": "xterm", "ACP_TUI_IMAGES": "Sixel"}, False, "sixel"),
+        ({"ACP_TUI_IMAGES": "kitty"}, True, None),
+        ({"ACP_TUI_IMAGES": "halfcell"}, True, "halfcell"),
+    ],
+)
+def test_the_picture_mode_comes_from_the_environment(
+    environ: dict[str, str], headless: bool, mode: str | None
+) -> None:
+    assert picture_mode(headless, environ) == mode
