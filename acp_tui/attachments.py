@@ -41,10 +41,7 @@ class Attachment:
 
 def image_from_bytes(data: bytes, name: str, uri: str | None = None) -> Attachment:
     """An attachment of `data`, or an `ImageError` when it is too big or not an image."""
-    if len(data) > ATTACH_LIMIT:
-        raise ImageError(
-            f"{name} is {human_size(len(data))}: images are limited to {human_size(ATTACH_LIMIT)}"
-        )
+    _check_size(name, len(data))
     try:
         info = inspect(data)
     except ImageError as error:
@@ -59,14 +56,17 @@ def image_from_file(path: Path, name: str | None = None) -> Attachment:
     name = name or path.name
     try:
         size = path.stat().st_size
-        if size > ATTACH_LIMIT:
-            raise ImageError(
-                f"{name} is {human_size(size)}: images are limited to {human_size(ATTACH_LIMIT)}"
-            )
+        _check_size(name, size)
         data = path.read_bytes()
     except OSError as error:
         raise ImageError(f"{name} cannot be read: {error.strerror or error}") from None
     return image_from_bytes(data, name, path.resolve().as_uri())
+
+
+def _check_size(name: str, size: int) -> None:
+    if size > ATTACH_LIMIT:
+        limit = human_size(ATTACH_LIMIT)
+        raise ImageError(f"{name} is {human_size(size)}: images are limited to {limit}")
 
 
 def looks_like_image(path: Path) -> bool:

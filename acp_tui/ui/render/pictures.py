@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import array
 import contextlib
+import functools
 import importlib
 import io
 import os
@@ -72,9 +73,11 @@ class Picture:
     rows: int
 
 
+@functools.lru_cache(maxsize=8)
 def load_picture(data: str, mode: Mode) -> Picture:
     """Decode an image block's base64 `data` for drawing in `mode`, or an `ImageError` saying
-    why not: `broken image: …` or `too large to show: …`."""
+    why not: `broken image: …` or `too large to show: …`. The last few are kept: a picture
+    scrolled out of the transcript and back is not decoded again."""
     try:
         raw = decode_data(data)
         info = inspect(raw)
