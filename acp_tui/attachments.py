@@ -14,9 +14,10 @@ import shlex
 import shutil
 import subprocess
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import unquote, urlparse
+
+import msgspec
 
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.images import KNOWN_TYPES, ImageError, ImageInfo, human_size, inspect
@@ -30,9 +31,11 @@ PATH_LIMIT = 4096
 """Characters a pasted path may have (Linux's PATH_MAX): longer pastes are text."""
 
 
-@dataclass(frozen=True, slots=True)
-class Attachment:
-    """An image ready to send: its name, what it is, and the block that carries it."""
+class Attachment(msgspec.Struct, frozen=True):
+    """An image ready to send: its name, what it is, and the block that carries it.
+
+    (A `msgspec.Struct`, as the other values on the start-up path: a dataclass takes some
+    0.6 ms to define, a Struct 0.01 ms.)"""
 
     name: str
     info: ImageInfo

@@ -12,7 +12,8 @@ import base64
 import binascii
 import functools
 import struct
-from dataclasses import dataclass
+
+import msgspec
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KNOWN_TYPES = "PNG, JPEG, GIF or WebP"
@@ -31,8 +32,7 @@ class ImageError(ValueError):
     """Why bytes are not an image we can send or show; the message is for the user."""
 
 
-@dataclass(frozen=True, slots=True)
-class ImageInfo:
+class ImageInfo(msgspec.Struct, frozen=True):
     """What an image is: its MIME type, its size in pixels and in bytes."""
 
     mime_type: str

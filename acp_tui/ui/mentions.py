@@ -12,8 +12,9 @@ import mimetypes
 import os
 import re
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
+
+import msgspec
 
 from acp_tui.attachments import image_from_file, looks_like_image
 from acp_tui.protocol.content import ContentBlock, EmbeddedResource, text_block
@@ -86,12 +87,11 @@ def _subsequence(needle: str, haystack: str) -> bool:
 NO_IMAGES = "This agent does not take images"
 
 
-@dataclass(slots=True)
-class PromptContent:
+class PromptContent(msgspec.Struct):
     """What a prompt sends, and what the user should know about it (an image sent as a link)."""
 
     blocks: list[ContentBlock]
-    problems: list[str] = field(default_factory=list)
+    problems: list[str] = msgspec.field(default_factory=list)
 
 
 def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -> PromptContent:

@@ -21,8 +21,9 @@ import io
 import os
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
+
+import msgspec
 
 from acp_tui.protocol.images import ImageError, decode_data, inspect, too_large_to_show
 
@@ -65,8 +66,7 @@ def picture_mode(headless: bool, environ: Mapping[str, str] = os.environ) -> Mod
     return None
 
 
-@dataclass(frozen=True, slots=True)
-class Picture:
+class Picture(msgspec.Struct, frozen=True):
     """An image ready to draw: its pixels (scaled down) and the rows it takes."""
 
     image: PILImage

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import ClassVar
 
+import msgspec
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
@@ -14,8 +14,7 @@ from textual.widgets.option_list import Option
 from acp_tui.attachments import Attachment
 
 
-@dataclass(frozen=True, slots=True)
-class QueuedPrompt:
+class QueuedPrompt(msgspec.Struct, frozen=True):
     """A prompt the user sent: its text and the images attached to it."""
 
     text: str
