@@ -286,3 +286,5 @@ async def test_a_malformed_index_is_said_and_the_snapshot_listed(
         assert "codex-acp" in [c.id for c in picker.shown]
         await pilot.press("enter")  # the picker still works: the same agent again
         await wait_until(pilot, lambda: len(app.conversations) == 2)
+        await wait_started(app, pilot)
+        assert app.session is not None

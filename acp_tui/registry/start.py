@@ -103,7 +103,7 @@ def _progress(err: TextIO, plan: LaunchPlan) -> Callable[[int, int | None], None
     last = [0.0, -1]
 
     def show(received: int, total: int | None) -> None:
-        size = _size(received) + (f" of {_size(total)}" if total else "")
+        size = downloaded(received, total)
         done = total is not None and received >= total
         if tty:
             now = time.monotonic()
@@ -119,6 +119,11 @@ def _progress(err: TextIO, plan: LaunchPlan) -> Callable[[int, int | None], None
             print(f"acp-tui: downloading {plan.agent.id}: {size}", file=err)
 
     return show
+
+
+def downloaded(received: int, total: int | None) -> str:
+    """`1.2 MB of 3.4 MB` (`1.2 MB` when the server did not say the size)."""
+    return _size(received) + (f" of {_size(total)}" if total else "")
 
 
 def _size(count: int) -> str:

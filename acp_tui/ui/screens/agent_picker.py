@@ -21,7 +21,7 @@ from textual.widgets.option_list import Option
 from acp_tui.config import AgentConfig
 from acp_tui.registry import InstallError, LaunchPlan, install_binary, load_registry_async
 from acp_tui.registry.choices import AgentChoice, registry_choices
-from acp_tui.registry.start import approve
+from acp_tui.registry.start import approve, downloaded
 from acp_tui.ui.screens.dialog import Dialog
 
 NAME_WIDTH = 24
@@ -54,7 +54,9 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
     AgentPickerScreen .picker--line { color: $text-muted; padding: 1 1 0 1; }
     AgentPickerScreen .picker--warning { color: $text-warning; padding: 0 1; }
     AgentPickerScreen .picker--error { color: $text-error; padding: 1 1 0 1; }
-    AgentPickerScreen ProgressBar { padding: 1 1 0 1; display: none; }
+    AgentPickerScreen ProgressBar { margin: 1 1 0 1; display: none; }
+    AgentPickerScreen ProgressBar Bar { width: 60; }
+    AgentPickerScreen ProgressBar Bar > .bar--bar { background: $foreground 15%; }
     AgentPickerScreen.-installing ProgressBar { display: block; }
     """
 
@@ -184,7 +186,7 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         self.add_class("-installing")
         source = self.query_one("#picker-source", Static)
         said = source.content
-        source.update(f"Downloading {plan.agent.name} {plan.agent.version} into {plan.install_dir}")
+        self._show_progress()
         timer = self.set_interval(0.1, self._show_progress)
         try:
             await asyncio.to_thread(install_binary, plan, self._progress)
@@ -204,8 +206,14 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         self._received = (received, total)
 
     def _show_progress(self) -> None:
+        plan = self.installing
         received, total = self._received
         self.query_one(ProgressBar).update(total=total, progress=received)
+        if plan is not None:
+            named = f"{plan.agent.name} {plan.agent.version}"
+            size = downloaded(received, total)
+            source = self.query_one("#picker-source", Static)
+            source.update(f"Downloading {named} into {plan.install_dir}: {size}")
 
     def _error(self, message: str) -> None:
         error = self.query_one("#picker-error", Static)
