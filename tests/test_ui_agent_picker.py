@@ -16,7 +16,10 @@ import pytest
 from textual.pilot import Pilot
 from textual.widgets import OptionList, ProgressBar, Static
 
+from acp_tui.config import AgentConfig, Config, demo_agent
 from acp_tui.records import RecordStore
+from acp_tui.registry.choices import local_choices, registry_choices
+from acp_tui.registry.index import decode_index
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import (
     demo_app,
@@ -288,3 +291,33 @@ async def test_a_malformed_index_is_said_and_the_snapshot_listed(
         await wait_until(pilot, lambda: len(app.conversations) == 2)
         await wait_started(app, pilot)
         assert app.session is not None
+
+
+def test_each_row_says_what_starting_it_takes(tmp_path: Path) -> None:
+    served = Served(base="http://127.0.0.1:9")
+    data = index(
+        entry("newer", binary(served, "/n.tar.gz", "bin/n"), version="2.0.0"),
+        entry("elsewhere", {"binary": {"plan9-mips": {"archive": "http://x/a", "cmd": "a"}}}),
+        entry("pyagent", {"uvx": {"package": "py-agent"}}),
+    )
+    (tmp_path / "agents" / "newer" / "1.0.0").mkdir(parents=True)
+    found = {"uvx": "/opt/bin/uvx"}
+    rows = registry_choices(decode_index(data), set(), tmp_path, found.get)
+    assert [(c.id, c.status, c.readiness) for c in rows] == [
+        ("elsewhere", "no build here", "missing"),
+        ("newer", "updates on Enter (has 1.0.0)", "install"),
+        ("pyagent", "runs with uvx", "ready"),
+    ]
+    assert rows[0].problem is not None and "has no build for" in rows[0].problem
+    assert rows[2].agent is not None and rows[2].agent.command == ["uvx", "py-agent"]
+
+    config = Config(tmp_path / "config.toml")
+    config.agents = {"demo": demo_agent(), "ghost": AgentConfig("ghost", ["no-such-program"])}
+    current = AgentConfig("x", ["x"], adhoc=True)
+    local = local_choices(current, config, "X agent", "3.1")
+    assert [(c.group, c.name, c.version, c.status, c.readiness) for c in local] == [
+        ("current", "X agent", "3.1", "same agent", "ready"),
+        ("configured", "ghost", "", "not on PATH", "missing"),
+        ("demo", "Demo agent", "", "built in", "ready"),
+    ]
+    assert local[1].problem == f"no-such-program is not on PATH (see the config: {config.path})"
