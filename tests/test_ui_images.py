@@ -5,6 +5,7 @@ one saying why), drawn with half blocks when asked, and an agent that takes no i
 from __future__ import annotations
 
 import base64
+import time
 from pathlib import Path
 
 import msgspec
@@ -35,6 +36,18 @@ def shown(widget: Widget) -> str:
     return "\n".join(
         view.render_line(y).text.rstrip() for view in views for y in range(view.size.height)
     )
+
+
+def image_block(data: bytes) -> dict[str, str]:
+    return {"type": "image", "mimeType": "image/png", "data": base64.b64encode(data).decode()}
+
+
+def apply_update(app: AcpApp, kind: str, content: dict[str, str]) -> None:
+    """The agent's update as the connection would hand it over, each a message of its own."""
+    assert app.session is not None
+    update = {"sessionUpdate": kind, "messageId": f"m{time.monotonic_ns()}", "content": content}
+    params = msgspec.json.encode({"sessionId": app.session.id, "update": update})
+    app.session.apply(decode_session_notification(params)[1])
 
 
 def paste(app: AcpApp, text: str) -> None:
@@ -80,14 +93,9 @@ async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
     huge = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + (30_000).to_bytes(4) + (20_000).to_bytes(4)
     async with started_app(tmp_path) as (app, pilot):
         assert app.session is not None
-        for message_id, data in (
-            ("m1", "not base64 at all!"),
-            ("m2", base64.b64encode(huge).decode()),
-        ):
-            update = {"sessionUpdate": "agent_message_chunk", "messageId": message_id}
-            update["content"] = {"type": "image", "mimeType": "image/png", "data": data}
-            params = msgspec.json.encode({"sessionId": app.session.id, "update": update})
-            app.session.apply(decode_session_notification(params)[1])
+        broken = {"type": "image", "mimeType": "image/png", "data": "not base64 at all!"}
+        apply_update(app, "agent_message_chunk", broken)
+        apply_update(app, "agent_message_chunk", image_block(huge))
         await wait_until(pilot, lambda: len(app.chat.query(ImageView)) == 2)
         await pilot.pause()
         broken, too_big = (shown(view) for view in app.chat.query(ImageView))
@@ -109,6 +117,16 @@ async def test_pictures_are_drawn_with_half_blocks_when_asked(
         for view in views:
             assert 4 <= view.size.height <= 12
             assert "▣ image" not in shown(view)  # the picture took the chip's place
+
+        # A header that reads well over data that does not: a chip, once Pillow has tried.
+        damaged = CAT[:40] + bytes(200)
+        apply_update(app, "agent_message_chunk", image_block(damaged))
+        await wait_until(pilot, lambda: len(app.chat.query(ImageView)) == 3)
+        broken = list(app.chat.query(ImageView))[-1]
+        await wait_until(pilot, lambda: broken.note is not None)
+        await pilot.pause()
+        assert not broken.drawn
+        assert "▣ image image/png · 64×40 · 240 B  broken image: " in shown(broken)  # noqa: RUF001
 
 
 async def test_an_agent_without_images_gets_the_text_and_the_user_is_told(

@@ -20,6 +20,7 @@ import importlib
 import io
 import os
 import sys
+import threading
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -92,7 +93,9 @@ def load_picture(data: str, mode: Mode) -> Picture:
         with Image.open(io.BytesIO(raw)) as opened:
             opened.draft("RGB", (DRAW_PIXELS, DRAW_PIXELS))  # JPEG: decode at a smaller scale
             image = opened.convert("RGBA" if "A" in opened.getbands() else "RGB")
-    except (OSError, UnidentifiedImageError, ValueError, Image.DecompressionBombError) as error:
+    except UnidentifiedImageError:
+        raise ImageError("broken image: Pillow cannot read it") from None
+    except (OSError, ValueError, Image.DecompressionBombError) as error:
         raise ImageError(f"broken image: {error}") from None
     image.thumbnail((DRAW_PIXELS, DRAW_PIXELS))
     # Its own size where it fits; half blocks draw two pixels a row, so small pictures there
@@ -104,7 +107,7 @@ def load_picture(data: str, mode: Mode) -> Picture:
 
 def picture_widget(mode: Mode, picture: Picture) -> Widget:
     """A `textual-image` widget drawing `picture` in `mode`, `picture.rows` high."""
-    widgets = _textual_image()
+    widgets = load_textual_image()
     kind: Any = {
         "kitty": widgets.TGPImage,
         "sixel": widgets.SixelImage,
@@ -130,6 +133,9 @@ def cell_size() -> tuple[int, int]:
     return 10, 20
 
 
+_IMPORTING = threading.Lock()
+
+
 class _NotATerminal:
     """What `sys.__stdout__` looks like while `textual-image` is imported."""
 
@@ -137,15 +143,18 @@ class _NotATerminal:
         return False
 
 
-def _textual_image() -> Any:
-    if "textual_image.widget" not in sys.modules:
-        real, sys.__stdout__ = sys.__stdout__, _NotATerminal()  # type: ignore[assignment]
-        try:
-            importlib.import_module("textual_image.widget")
-        finally:
-            sys.__stdout__ = real
-        from textual_image import _terminal
+def load_textual_image() -> Any:
+    """`textual_image.widget`, imported the first time (see above for how). Pictures are
+    decoded in threads: the lock keeps a second one from seeing a half-imported module."""
+    with _IMPORTING:
+        if "textual_image.widget" not in sys.modules:
+            real, sys.__stdout__ = sys.__stdout__, _NotATerminal()  # type: ignore[assignment]
+            try:
+                importlib.import_module("textual_image.widget")
+            finally:
+                sys.__stdout__ = real
+            from textual_image import _terminal
 
-        # It measured the cell without a terminal; the real size keeps pictures' aspect.
-        _terminal.get_cell_size._result = _terminal.CellSize(*cell_size())  # type: ignore[attr-defined]
+            # It measured the cell without a terminal; the real size keeps pictures' aspect.
+            _terminal.get_cell_size._result = _terminal.CellSize(*cell_size())  # type: ignore[attr-defined]
     return sys.modules["textual_image.widget"]

@@ -7,6 +7,7 @@ that says why.
 
 from __future__ import annotations
 
+from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.widget import Widget
@@ -14,7 +15,14 @@ from textual.widget import Widget
 from acp_tui.protocol.content import ContentBlock, image_data
 from acp_tui.protocol.images import ImageError, inspect_data, too_large_to_show
 from acp_tui.ui.render.chips import chip_text
-from acp_tui.ui.render.pictures import Mode, Picture, load_picture, picture_mode, picture_widget
+from acp_tui.ui.render.pictures import (
+    Mode,
+    Picture,
+    load_picture,
+    load_textual_image,
+    picture_mode,
+    picture_widget,
+)
 from acp_tui.ui.widgets.render_view import RenderView
 
 
@@ -51,7 +59,7 @@ class ImageView(Widget):
         self.mount(RenderView(self._chip))
         self._draw()
 
-    def _chip(self) -> object:
+    def _chip(self) -> Text:
         return chip_text(self.block, self.note)
 
     def _draw(self) -> None:
@@ -71,6 +79,7 @@ class ImageView(Widget):
         # In a thread: decoding (and the first import of textual-image and Pillow) takes a while.
         try:
             picture = load_picture(data, mode)
+            load_textual_image()
         except ImageError as error:
             self.app.call_from_thread(self._undrawable, block, str(error))
         else:
