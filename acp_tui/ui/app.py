@@ -11,6 +11,7 @@ import contextlib
 import gc
 import shlex
 import signal
+import sys
 import time
 from collections.abc import Iterable
 from dataclasses import replace
@@ -24,7 +25,6 @@ from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
 from acp_tui.auth import AuthChoice, AuthFailed, AuthRequired, run_in_terminal
-from acp_tui.check.live import LiveCheck
 from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, Startup, load_config, load_policy
 from acp_tui.launcher import LaunchError
@@ -218,6 +218,10 @@ class AcpApp(App[int]):
         chat = conversation.chat
         assert chat is not None
         self.policy = self._load_policy()
+        # Here, not at the top: its JSON Schema validator is a tenth of the start-up's imports,
+        # and nothing before the first frame needs it.
+        from acp_tui.check.live import LiveCheck
+
         if conversation.live_check is None:
             conversation.live_check = LiveCheck(
                 partial(self._violation, chat),
@@ -639,9 +643,11 @@ class AcpApp(App[int]):
         if action in ("close_conversation", "switch_conversation"):
             return len(self.conversations) > 1
         if action == "new_conversation":
-            from acp_tui.ui.screens.agent_picker import AgentPickerScreen
-
-            return not isinstance(self.screen, AgentPickerScreen)
+            # Not on the picker itself. Asked for every frame's footer, the first included:
+            # importing the picker here would load the registry's downloader (urllib, http,
+            # tarfile) before anything is on screen; never imported, it is not open.
+            picker = sys.modules.get("acp_tui.ui.screens.agent_picker")
+            return picker is None or not isinstance(self.screen, picker.AgentPickerScreen)
         return True
 
     def action_cancel_turn(self) -> None:

@@ -1,0 +1,61 @@
+"""The first frame imports only what the first screen needs (issue 14: first frame <= 400 ms).
+
+The real app runs in a fresh process (a module imported by an earlier test would hide a
+regression) up to its first frame, then lists what it has imported: what only later steps
+need (the live protocol check's JSON Schema validator, the ACP Registry's downloader) must not
+be there yet. `bench/bench_startup.py` measures the time itself.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+FIRST_FRAME = """
+import sys
+from pathlib import Path
+
+from acp_tui.ui.app import AcpApp
+from acp_tui.session.controller import ClientOptions
+
+app = AcpApp([sys.executable, "-c", "pass"], ClientOptions(cwd=Path(sys.argv[1])))
+
+
+def first_frame() -> None:
+    print("\\n".join(sorted(sys.modules)))
+    app.exit()
+
+
+app._after_first_frame = first_frame
+app.run(headless=True, size=(120, 40))
+"""
+
+LOADED_AFTER_THE_FIRST_FRAME = (
+    "jsonschema",  # the live protocol check, started with the agent
+    "acp_tui.check",
+    "acp_tui.registry",  # the agent picker (Ctrl+N)
+    "acp_tui.ui.screens.agent_picker",
+    "urllib.request",
+)
+
+
+def test_the_first_frame_loads_neither_the_live_check_nor_the_registry(tmp_path: Path) -> None:
+    env = dict(os.environ, HOME=str(tmp_path))
+    env["PYTHONPATH"] = os.pathsep.join(
+        [str(Path(__file__).parent.parent), env.get("PYTHONPATH", "")]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", FIRST_FRAME, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        check=True,
+    )
+    loaded = set(done.stdout.split())
+    assert "acp_tui.ui.chat_screen" in loaded  # the first frame was drawn
+    assert loaded.isdisjoint(LOADED_AFTER_THE_FIRST_FRAME), sorted(
+        loaded.intersection(LOADED_AFTER_THE_FIRST_FRAME)
+    )
