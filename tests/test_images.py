@@ -144,9 +144,9 @@ def test_the_label_of_a_broken_image_says_what_is_wrong() -> None:
     def label(data: str) -> str:
         return block_label(ContentBlock(type="image", data=data, mime_type="image/png"))
 
-    assert label("@@@") == "image · broken image: its data is not valid base64"
+    assert label("@@@") == "image · image/png · broken image: its data is not valid base64"
     assert label(base64.b64encode(b"\x89PNG\r\n\x1a\n").decode()) == (
-        "image · broken image: its PNG header is damaged"
+        "image · image/png · broken image: its PNG header is damaged"
     )
     resource = EmbeddedResource(
         uri="file:///tmp/logo.png",

@@ -133,7 +133,7 @@ async def test_a_rejection_with_a_reason_sends_it_first_when_the_turn_ends(tmp_p
         await send(app, pilot, "edit hello.txt")
         await wait_open(app, pilot)
         await send(app, pilot, "and then this")  # typed during the turn: queued
-        assert app.chat.queue == ["and then this"]
+        assert [queued.text for queued in app.chat.queue] == ["and then this"]
         panel = panel_of(app)
         panel.focus()  # the user goes back to the dialog: it is guarded afresh
         await wait_until(pilot, lambda: panel.has_focus)

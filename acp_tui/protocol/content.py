@@ -53,11 +53,12 @@ def block_text(block: ContentBlock) -> str:
     return block.text if block.type == "text" and isinstance(block.text, str) else ""
 
 
-def image_data(block: ContentBlock) -> tuple[str, str | None] | None:
-    """(base64 data, uri) of a picture: an `image` block, or an embedded resource whose blob
-    has an image MIME type. None for anything else."""
+def image_data(block: ContentBlock) -> tuple[str, str | None, str | None] | None:
+    """(base64 data, uri, MIME type said) of a picture: an `image` block, or an embedded
+    resource whose blob has an image MIME type. None for anything else."""
     if block.type == "image" and isinstance(block.data, str):
-        return block.data, block.uri if isinstance(block.uri, str) else None
+        uri = block.uri if isinstance(block.uri, str) else None
+        return block.data, uri, block.mime_type if isinstance(block.mime_type, str) else None
     resource = block.resource
     if (
         block.type == "resource"
@@ -66,7 +67,7 @@ def image_data(block: ContentBlock) -> tuple[str, str | None] | None:
         and isinstance(resource.mime_type, str)
         and resource.mime_type.startswith("image/")
     ):
-        return resource.blob, resource.uri
+        return resource.blob, resource.uri, resource.mime_type
     return None
 
 
@@ -98,13 +99,13 @@ def _label(kind: str, name: Any, mime: Any, size: Any) -> str:
     return " · ".join(parts)
 
 
-def _image_label(data: str, uri: str | None) -> str:
+def _image_label(data: str, uri: str | None, said: str | None) -> str:
     """`image · cat.png · image/png · 640 by 480 pixels · 12.0 KB`, or what is wrong with it."""
     name = unquote(uri.rstrip("/").rsplit("/", 1)[-1]) if uri else None
     try:
         info = inspect_data(data)
     except ImageError as error:
-        return _label("image", name, None, None) + f" · broken image: {error}"
+        return _label("image", name, said, None) + f" · broken image: {error}"
     return " · ".join(
         (_label("image", name, info.mime_type, None), info.pixels, human_size(info.size))
     )
