@@ -187,6 +187,15 @@ async def test_alt_v_attaches_the_clipboard_image_or_says_why_not(
         assert "▣ image image/png · 64×40" in shown(bar)  # noqa: RUF001 (no file, no name)
         assert prompt.text == ""
 
+        await pilot.press("enter")  # the image on its own
+        await wait_idle(app, pilot)
+        assert app.session is not None
+        [user] = [m for m in app.session.state.messages.values() if m.role == "user"]
+        assert [block.type for block in user.content] == ["image"]
+        assert "a PNG image, **64×40** pixels" in "".join(  # noqa: RUF001
+            m.text for m in app.session.state.messages.values() if m.role == "agent"
+        )
+
 
 @pytest.mark.parametrize(
     ("environ", "headless", "mode"),

@@ -316,6 +316,8 @@ class ChatScreen(Screen[None]):
             content.problems.append(f"{NO_IMAGES}: {names} not sent")
         elif images:
             content.blocks.extend(attachment.block for attachment in queued.attachments)
+        if not queued.text.strip() and len(content.blocks) > 1:
+            del content.blocks[0]  # an image sent on its own, without an empty text before it
         for problem in content.problems:
             session.notice("warning", problem)
         return content.blocks
