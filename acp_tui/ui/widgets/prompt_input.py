@@ -154,9 +154,8 @@ class PromptInput(TextArea):
 
     def insert_pasted(self, text: str) -> None:
         """Insert `text` as a paste would have (it was not an image after all)."""
-        result = self._replace_via_keyboard(text, *self.selection)
-        if result is not None:
-            self.move_cursor(result.end_location)
+        result = self.replace(text, *self.selection)
+        self.move_cursor(result.end_location)
 
     def set_text(self, text: str) -> None:
         """Replace the draft, cursor at the end."""
