@@ -16,7 +16,7 @@ from pathlib import Path
 
 from acp_tui import __version__
 from acp_tui.config import DEMO_COMMAND, ConfigError, Startup, config_path, load_config
-from acp_tui.session.controller import SUPPORTED_VERSIONS, ClientOptions
+from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 
 DEMO_AGENT = DEMO_COMMAND
 SUBCOMMANDS = ("agents", "sessions", "export", "logout", "check")

@@ -19,7 +19,9 @@ any Textual app). Medians of `--runs` runs; ratios against the baselines.
 
 Targets (issue 14): first frame <= 400 ms cached, <= 600 ms uncached.
 
-Run: python bench/bench_startup.py [--runs 7]
+`--also DIR` times the acp_tui package of another checkout too, interleaved (before/after).
+
+Run: python bench/bench_startup.py [--runs 7] [--also DIR]
 """
 
 from __future__ import annotations
@@ -123,12 +125,17 @@ def process_exit(argv: list[str], env: dict[str, str], cwd: Path) -> float:
     return time.perf_counter() - started
 
 
+def fresh_copy(checkout: Path, into: Path) -> Path:
+    """A copy of `checkout`'s package without any bytecode; the directory to import it from."""
+    shutil.copytree(
+        checkout / "acp_tui", into / "acp_tui", ignore=shutil.ignore_patterns("__pycache__")
+    )
+    return into
+
+
 def environments(scratch: Path) -> dict[str, dict[str, str]]:
     """The cached and uncached environments, both on a fresh copy of the package."""
-    package = scratch / "src"
-    shutil.copytree(
-        REPO / "acp_tui", package / "acp_tui", ignore=shutil.ignore_patterns("__pycache__")
-    )
+    package = fresh_copy(REPO, scratch / "src")
     home = scratch / "home"
     home.mkdir()
     base = {
@@ -148,6 +155,7 @@ def environments(scratch: Path) -> dict[str, dict[str, str]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--runs", type=int, default=7)
+    parser.add_argument("--also", type=Path, help="another checkout's acp-tui, for comparison")
     args = parser.parse_args()
     python = sys.executable
     with tempfile.TemporaryDirectory(prefix="acp-tui-startup-") as tmp:
@@ -168,6 +176,13 @@ def main() -> None:
                 [python, "-m", "acp_tui", "--cwd", str(workspace)], env, workspace
             ),
         }
+        if args.also is not None:
+            other = str(fresh_copy(args.also, scratch / "also"))
+            measures["acp-tui --also, first frame"] = lambda env: first_frame(
+                [python, "-m", "acp_tui", "--cwd", str(workspace)],
+                env | {"PYTHONPATH": other},
+                workspace,
+            )
         envs = environments(scratch)
         for measure in measures.values():
             measure(envs["cached"])  # fills the bytecode cache
@@ -189,6 +204,9 @@ def main() -> None:
         print(f"  acp-tui / textual hello:       {ours / hello:.2f}x")
         target = 400 if mode == "cached" else 600
         print(f"  acp-tui first frame: {ours * 1000:.0f} ms (target <= {target} ms)")
+        if args.also is not None:
+            also = medians["acp-tui --also, first frame"]
+            print(f"  --also / textual hello:        {also / hello:.2f}x")
 
 
 if __name__ == "__main__":

@@ -44,11 +44,11 @@ from acp_tui.services.terminals import TerminalService
 from acp_tui.services.workspace import Workspace
 from acp_tui.session import reducer
 from acp_tui.session.elicitation import PendingElicitation, describe_answer, parse_form
+from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Mode, SessionState, ToolCallState
 from acp_tui.transcript import Transcript
 
-SUPPORTED_VERSIONS = (1, 2)
 CLIENT_INFO = m.Implementation(name="acp-tui", title="acp-tui", version=__version__)
 ELICITATION_MODES = {"form": {}, "url": {}}
 """`clientCapabilities.elicitation`: both modes, each advertised explicitly as ACP asks."""
@@ -101,25 +101,6 @@ class PendingPermission:
 
     def cancel(self) -> None:
         self.answer(m.PermissionResponse(m.CancelledOutcome()))
-
-
-@dataclass(slots=True)
-class ClientOptions:
-    cwd: Path
-    protocol_version: int = 1
-    fs: bool = True
-    terminal: bool = True
-    allow_paths: list[Path] = field(default_factory=list)
-    """Directories outside the workspace the user lets agents read and write (`--allow-path`)."""
-    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
-    """MCP servers for `session/new`, load and resume, in v1 shape (a stdio server has no
-    `type`); those the agent cannot take are left out, with a problem reported."""
-    env: dict[str, str] = field(default_factory=dict)
-    """Environment variables laid over ours for the agent process."""
-    terminal_auth: bool = False
-    """Whether the front end can run an agent's `terminal` sign-in (see `acp_tui.auth`)."""
-    transcript: Path | None = None
-    startup_timeout: float = 30.0
 
 
 @dataclass(slots=True)

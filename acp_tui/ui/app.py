@@ -17,36 +17,16 @@ from collections.abc import Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
-from typing import ClassVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from acp_tui.auth import AuthChoice, AuthFailed, AuthRequired, run_in_terminal
-from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, Startup, load_config, load_policy
-from acp_tui.launcher import LaunchError
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
-from acp_tui.records import (
-    NothingToResume,
-    Opened,
-    RecordStore,
-    SessionEntry,
-    list_sessions,
-    open_conversation,
-    start_conversation,
-)
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError, Rule
-from acp_tui.session.controller import (
-    AgentClient,
-    ClientOptions,
-    PendingPermission,
-    ProtocolMismatch,
-    Session,
-)
-from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.commands import app_commands
 from acp_tui.ui.conversation import Conversation
@@ -56,8 +36,18 @@ from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
 
+# What runs an agent (the controller, its connection and services, records, checkpoints,
+# sign-in) is imported where it is first used, after the first frame: the first screen needs
+# none of it, and it is a third of acp-tui's own code.
+if TYPE_CHECKING:
+    from acp_tui.auth import AuthChoice
+    from acp_tui.checkpoints.checkpointer import Checkpointer
+    from acp_tui.records import Opened, RecordStore, SessionEntry
+    from acp_tui.session.controller import AgentClient, PendingPermission, Session
+    from acp_tui.session.elicitation import PendingElicitation
+    from acp_tui.session.options import ClientOptions
+
 HERE = Path(__file__).parent
-STARTUP_ERRORS = (LaunchError, ProtocolMismatch, RpcError, OSError, AuthFailed, NothingToResume)
 IDLE_BEFORE_FULL_COLLECTION = 2.0
 """Seconds without a key press (and no turn running) before a full collection may run."""
 FULL_COLLECTION_EVERY = 30.0
@@ -114,21 +104,8 @@ class AcpApp(App[int]):
         self.options = options
         self.permission = permission
         self.history = PromptHistory(history_path(options.cwd, history_dir))
-        self.checkpoints = Checkpointer(
-            options.cwd,
-            enabled=checkpoints,
-            ignore=[options.transcript],
-            on_warning=lambda message: self.notify(
-                message, title="Checkpoints", severity="warning", timeout=8
-            ),
-            on_wait=lambda: self.notify(
-                "The prompt is sent once the workspace is checkpointed (the first checkpoint "
-                "copies every file).",
-                title="Taking a checkpoint",
-                timeout=4,
-            ),
-        )
-        """The workspace's checkpoints, taken around every turn of every conversation."""
+        self._checkpoints: Checkpointer | None = None
+        self._checkpoints_enabled = checkpoints
         self._config_dir = config_dir
         self.policy = PermissionPolicy(permission)  # type: ignore[arg-type]
         self._shutting_down = False
@@ -151,6 +128,29 @@ class AcpApp(App[int]):
         if startup is not None and startup.agent.command == argv:
             return startup.agent
         return AgentConfig(shlex.join(argv), list(argv), env=dict(options.env), adhoc=True)
+
+    @property
+    def checkpoints(self) -> Checkpointer:
+        """The workspace's checkpoints, taken around every turn of every conversation (made
+        on first use, after the first frame)."""
+        if self._checkpoints is None:
+            from acp_tui.checkpoints.checkpointer import Checkpointer
+
+            self._checkpoints = Checkpointer(
+                self.options.cwd,
+                enabled=self._checkpoints_enabled,
+                ignore=[self.options.transcript],
+                on_warning=lambda message: self.notify(
+                    message, title="Checkpoints", severity="warning", timeout=8
+                ),
+                on_wait=lambda: self.notify(
+                    "The prompt is sent once the workspace is checkpointed (the first checkpoint "
+                    "copies every file).",
+                    title="Taking a checkpoint",
+                    timeout=4,
+                ),
+            )
+        return self._checkpoints
 
     # The shown conversation's agent and session (each conversation has its own).
 
@@ -221,6 +221,7 @@ class AcpApp(App[int]):
         # Here, not at the top: its JSON Schema validator is a tenth of the start-up's imports,
         # and nothing before the first frame needs it.
         from acp_tui.check.live import LiveCheck
+        from acp_tui.session.controller import AgentClient
 
         if conversation.live_check is None:
             conversation.live_check = LiveCheck(
@@ -246,7 +247,7 @@ class AcpApp(App[int]):
             info = await client.start()
             chat.agent_started(info.label, info.protocol_version)
             session = conversation.session = await self._open_session(conversation)
-        except STARTUP_ERRORS as error:
+        except startup_errors() as error:
             self._agent_down(conversation, self._failure(conversation, error))
             return
         chat.attach(session)
@@ -299,7 +300,7 @@ class AcpApp(App[int]):
             info = await client.restart()
             chat.agent_started(info.label, info.protocol_version)
             session = conversation.session = await self._reopen(conversation, old)
-        except STARTUP_ERRORS as error:
+        except startup_errors() as error:
             self._agent_down(conversation, self._failure(conversation, error))
             return
         chat.attach(session)
@@ -311,6 +312,8 @@ class AcpApp(App[int]):
         if old is None:
             return await self._open_session(conversation)
         if self.startup is not None:
+            from acp_tui.records import open_conversation
+
             conversation.opened = await open_conversation(
                 client, self.store, conversation.agent.name, session_id=old.id
             )
@@ -491,6 +494,8 @@ class AcpApp(App[int]):
         """A new session, or the one `--resume` names (the first conversation only), signed
         in, in the mode and model the command line (for its own agent) or the config asked
         for (what the agent does not offer: a notice)."""
+        from acp_tui.records import RecordStore, start_conversation
+
         client = conversation.client
         assert client is not None
         startup = self.startup
@@ -539,10 +544,14 @@ class AcpApp(App[int]):
 
     async def _run_terminal(self, argv: list[str], env: dict[str, str]) -> int:
         """Run a sign-in command on the real terminal, the app suspended around it."""
+        from acp_tui.auth import run_in_terminal
+
         with self.suspend():
             return await asyncio.to_thread(run_in_terminal, argv, env, self.options.cwd)
 
     def _failure(self, conversation: Conversation, error: Exception) -> str:
+        from acp_tui.auth import AuthRequired
+
         client = conversation.client
         if isinstance(error, AuthRequired):
             return f"{error} (start acp-tui with --auth METHOD)"
@@ -629,7 +638,8 @@ class AcpApp(App[int]):
         if self._shutting_down:
             return
         self._shutting_down = True
-        self.checkpoints.close()
+        if self._checkpoints is not None:
+            self._checkpoints.close()
         await asyncio.gather(*(self._stop(c) for c in self.conversations))
         if self.store is not None:
             self.store.close()
@@ -710,6 +720,7 @@ class AcpApp(App[int]):
     @work(group="sessions", exclusive=True, exit_on_error=False)
     async def action_sessions(self) -> None:
         """The session picker; the chosen session replaces the one shown."""
+        from acp_tui.records import list_sessions
         from acp_tui.ui.screens import SessionsScreen
 
         client = self.client if self.agent_running else None
@@ -721,6 +732,8 @@ class AcpApp(App[int]):
         await self.switch_session(entry)
 
     async def switch_session(self, entry: SessionEntry) -> None:
+        from acp_tui.records import open_conversation
+
         conversation = self.conversation
         chat = self.chat
         client, old = conversation.client, conversation.session
@@ -758,6 +771,7 @@ class AcpApp(App[int]):
         """After a rewind to before `turn`: go on in a new session with the same agent (ACP
         cannot make an agent forget turns), its first prompt carrying a summary of the turns
         kept."""
+        from acp_tui.records import start_conversation
         from acp_tui.session.summary import kept_turns_summary
 
         conversation, chat = self.conversation, self.chat
@@ -867,6 +881,16 @@ class AcpApp(App[int]):
 
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+def startup_errors() -> tuple[type[Exception], ...]:
+    """What starting an agent and opening its session may fail with, shown to the user."""
+    from acp_tui.auth import AuthFailed
+    from acp_tui.launcher import LaunchError
+    from acp_tui.records import NothingToResume
+    from acp_tui.session.controller import ProtocolMismatch
+
+    return (LaunchError, ProtocolMismatch, RpcError, OSError, AuthFailed, NothingToResume)
 
 
 class _TerminalApp(AcpApp):

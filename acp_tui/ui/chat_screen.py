@@ -23,8 +23,6 @@ from acp_tui.attachments import Attachment, clipboard_image, image_from_file
 from acp_tui.protocol.content import ContentBlock, text_block
 from acp_tui.protocol.images import ImageError
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
-from acp_tui.session.controller import PendingPermission, Session
-from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.reducer import Change
 from acp_tui.ui.browser import open_in_browser
 from acp_tui.ui.history import PromptHistory
@@ -44,6 +42,8 @@ from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar
 
 if TYPE_CHECKING:
+    from acp_tui.session.controller import PendingPermission, Session
+    from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.ui.app import AcpApp
 
 CANCEL_GRACE = 10.0

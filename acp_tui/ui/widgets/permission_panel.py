@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import msgspec
 from rich.console import Group, RenderableType
@@ -31,11 +31,13 @@ from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
 from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import Rule
-from acp_tui.session.controller import PendingPermission, Session
 from acp_tui.ui.key_guard import KeyGuard
 from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.render_view import RenderView
 from acp_tui.ui.widgets.tool_call import KIND_ICONS, inline_code, location_text
+
+if TYPE_CHECKING:
+    from acp_tui.session.controller import PendingPermission, Session
 
 OPTION_KEYS = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
 OPTION_STYLES = {
