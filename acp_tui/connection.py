@@ -141,14 +141,15 @@ class Connection:
         transcript: Transcript | None = None,
         on_problem: Callable[[str], None] | None = None,
         on_traffic: Callable[[str, bytes], None] | None = None,
-        tap: Callable[[str, list[bytes]], None] | None = None,
+        tap: Callable[[str, bytes], None] | None = None,
         typed_notifications: TypedNotifications | None = None,
         explain_eof: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         """`on_problem` hears of every line or message that could not be taken as it came;
         `on_traffic` sees every line both ways ("send"/"recv"), for a protocol inspector;
-        `tap` gets the same lines in bulk (a read's worth at a time), for consumers that must
-        cost next to nothing per line (the live protocol check); `explain_eof` says why the
+        `tap` gets the same lines in bulk (a read's worth at a time, as one run of lines each
+        ending in a newline), for consumers that must cost next to nothing per line (the live
+        protocol check); `explain_eof` says why the
         peer went away (e.g. its exit status), for the requests
         still waiting on it."""
         self._explain_eof = explain_eof
@@ -239,7 +240,7 @@ class Connection:
         if self._on_traffic is not None:
             self._on_traffic("send", line)
         if self._tap is not None:
-            self._tap("send", [line])
+            self._tap("send", line + b"\n")
         try:
             await self._writer.drain()
         except (ConnectionError, RuntimeError) as exc:
@@ -289,7 +290,7 @@ class Connection:
             if partial:
                 line = b"".join(partial)
                 if self._tap is not None:
-                    self._tap("recv", [line])
+                    self._tap("recv", line + b"\n")
                 self._receive_line(line)
         finally:
             reason = ConnectionClosed()
@@ -303,26 +304,19 @@ class Connection:
         """The hot path: a run of whole lines (each ending in a newline), as one read brought
         them. In a stream of typed notifications the run is decoded in one call, and each
         notification handed on right here; any other line in it sends the run line by line."""
-        lines: list[bytes] | None = None
         if self._tap is not None:
-            lines = run.split(b"\n")
-            lines.pop()  # after the last newline: nothing
-            self._tap("recv", lines)
-        decode_lines = self._decode_typed_lines
-        if decode_lines is None:
-            self._receive_lines(lines if lines is not None else run.split(b"\n"))
-            return
-        try:
-            decoded = decode_lines(run)
-        except _UNREADABLE:
-            self._receive_lines(lines if lines is not None else run.split(b"\n"))
+            self._tap("recv", run)
+        decoded = None
+        if self._decode_typed_lines is not None:
+            with contextlib.suppress(*_UNREADABLE):
+                decoded = self._decode_typed_lines(run)
+        if decoded is None:
+            self._receive_lines(_lines_of(run))
             return
         handlers = self._typed_handlers
         transcript, on_traffic = self._transcript, self._on_traffic
         if on_traffic is not None or transcript is not None:
-            if lines is None:
-                lines = run.split(b"\n")
-                lines.pop()
+            lines = _lines_of(run)
             if len(lines) != len(decoded):  # blank lines among them: each line on its own
                 self._receive_lines(lines)
                 return
@@ -578,6 +572,13 @@ class Connection:
         for future, _method in self._pending.values():
             if not future.done():
                 future.set_exception(reason)
+
+
+def _lines_of(run: bytes) -> list[bytes]:
+    """The lines of a run of whole lines, without their newlines."""
+    lines = run.split(b"\n")
+    lines.pop()  # what follows the last newline: nothing
+    return lines
 
 
 def _repair_text(line: bytes) -> Any:

@@ -86,9 +86,9 @@ async def test_a_flood_past_the_backlog_goes_unchecked_and_says_so(
     told: list[str] = []
     live = LiveCheck(lambda problem: None, on_behind=told.append)
     try:
-        live.feed("recv", [b"x" * 150])  # queued: the backlog was empty
-        live.feed("recv", [b"y", b"z"])
-        live.feed("recv", [b"w"])
+        live.feed("recv", b"x" * 150 + b"\n")  # queued: the backlog was empty
+        live.feed("recv", b"y\nz\n")
+        live.feed("recv", b"w\n")
     finally:
         await live.close()
     assert live.unchecked == 3

@@ -4,7 +4,9 @@ version it negotiated, while the conversation goes on.
 Checking costs far more than reading (a JSON Schema walk against a few µs of msgspec), so it
 happens in another process, `python -m acp_tui.check.validator`, and the conversation's event
 loop only hands lines over: `feed` takes them a read at a time (`Connection`'s `tap`) and
-appends them to a batch, written to the validator's stdin every `FLUSH_SECONDS`. The validator
+appends them to a batch, written to the validator's stdin every `FLUSH_SECONDS`. Each read's
+run of lines goes as it came, after a header line `R <bytes>` (the agent's) or `S <bytes>`
+(ours): the event loop neither splits nor copies it, the validator does the rest. The validator
 reports each violation as a JSON line, which `on_violation` hears. Nothing it finds changes
 what the user sees of the conversation. When the validator falls `MAX_BACKLOG` bytes behind (a
 flood of updates), further lines are counted as unchecked rather than queued without bound.
@@ -24,7 +26,7 @@ START_DELAY = 1.0
 start-up (Python, jsonschema, the schema) must not compete with the app's own first frames."""
 MAX_BACKLOG = 16 << 20
 """Bytes handed to the validator and not yet taken by it, beyond which lines go unchecked."""
-_TAGS = {"send": b"S ", "recv": b"R "}
+_TAGS = {"send": b"S", "recv": b"R"}
 
 
 class LiveCheck:
@@ -47,10 +49,10 @@ class LiveCheck:
         self._closed = False
         self._spawning = False
 
-    def feed(self, direction: str, lines: list[bytes]) -> None:
-        """Hand over wire lines ("send" or "recv"), without their newlines."""
+    def feed(self, direction: str, lines: bytes) -> None:
+        """Hand over wire lines ("send" or "recv"): a run of them, each ending in a newline."""
         tag = _TAGS.get(direction)
-        if tag is None or self._closed:
+        if tag is None or self._closed or not lines:
             return
         if self._batch_bytes > MAX_BACKLOG:
             if not self.unchecked and self.on_behind is not None:
@@ -58,10 +60,10 @@ class LiveCheck:
                     f"the live protocol check fell behind a flood of messages: lines past a "
                     f"{MAX_BACKLOG >> 20} MB backlog go unchecked"
                 )
-            self.unchecked += len(lines)
+            self.unchecked += lines.count(b"\n")
             return
-        self._batch.append(tag + (b"\n" + tag).join(lines) + b"\n")
-        self._batch_bytes += sum(map(len, lines))
+        self._batch += (b"%s %d\n" % (tag, len(lines)), lines)
+        self._batch_bytes += len(lines)
         if self._flush is None:
             loop = asyncio.get_running_loop()
             self._flush = loop.call_later(FLUSH_SECONDS, self._write)
@@ -110,11 +112,11 @@ class LiveCheck:
             if not self._closed:  # still starting: try again shortly
                 self._flush = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._write)
             return
-        data = b"".join(self._batch)
-        self._batch.clear()
+        batch, self._batch = self._batch, []
         transport = process.stdin.transport
         try:
-            process.stdin.write(data)
+            for piece in batch:  # not joined: what the pipe takes at once is never copied
+                process.stdin.write(piece)
         except (ConnectionError, RuntimeError):
             self._closed = True
             return

@@ -426,7 +426,7 @@ class AgentClient:
         services_factory: Callable[[Session], ClientServices] | None = build_services,
         on_problem: Callable[[str], None] | None = None,
         on_traffic: Callable[[str, bytes], None] | None = None,
-        on_wire: Callable[[str, list[bytes]], None] | None = None,
+        on_wire: Callable[[str, bytes], None] | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
     ) -> None:
         self.argv = argv
