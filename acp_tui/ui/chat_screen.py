@@ -20,13 +20,13 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 
 from acp_tui.attachments import Attachment, clipboard_image, image_from_file
+from acp_tui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
 from acp_tui.protocol.content import ContentBlock, text_block
 from acp_tui.protocol.images import ImageError
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.session.reducer import Change
 from acp_tui.ui.browser import open_in_browser
 from acp_tui.ui.history import PromptHistory
-from acp_tui.ui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
 from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
@@ -562,9 +562,7 @@ class ChatScreen(Screen[None]):
         self.query_one(Transcript).action_follow()
 
     def action_browse(self) -> None:
-        block = self.query_one(Transcript).last_block()
-        if block is not None:
-            block.focus()
+        self.query_one(Transcript).focus_last()
 
     def action_toggle_inspector(self) -> None:
         self.query_one(Inspector).toggle()
@@ -592,6 +590,11 @@ class ChatScreen(Screen[None]):
     @on(Transcript.FollowChanged)
     def _follow_changed(self, event: Transcript.FollowChanged) -> None:
         self.query_one("#paused").display = not event.following
+
+    @on(Transcript.FocusReleased)
+    def _focus_released(self) -> None:
+        if self.focused is None:
+            self.query_one(PromptInput).focus(scroll_visible=False)
 
     @on(Block.CopyRequested)
     def _copy(self, event: Block.CopyRequested) -> None:

@@ -42,6 +42,10 @@ class Block(Widget):
     expanded: reactive[bool] = reactive(False)
     """Whether the block shows everything (raw input/output, long diffs, whole terminals)."""
 
+    folded_by_user = False
+    """The user opened or closed the block (Enter, a click): the transcript keeps that choice
+    for when the block is released and mounted again."""
+
     class CopyRequested(Message):
         """The user asked to copy a block's text to the clipboard."""
 
@@ -52,6 +56,12 @@ class Block(Widget):
     def __init__(self, item: Any, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.item = item
+
+    @property
+    def released(self) -> bool:
+        """The transcript let go of the block, or Textual is removing it: a block released
+        before its `on_mount` has no children to fill in."""
+        return not self.display
 
     def sync(self, delta: Any = None) -> None:
         """The item changed (`delta` is what was appended, when it was an append)."""
@@ -72,6 +82,7 @@ class Block(Widget):
         return True
 
     def action_toggle(self) -> None:
+        self.folded_by_user = True
         self.expanded = not self.expanded
 
     def action_copy(self) -> None:
@@ -79,4 +90,5 @@ class Block(Widget):
 
     def on_click(self) -> None:
         if self.can_expand():
+            self.folded_by_user = True
             self.expanded = not self.expanded

@@ -60,6 +60,8 @@ class NoticeLine(Block):
         yield Static()
 
     def on_mount(self) -> None:
+        if self.released:
+            return
         self._ready = True
         self.add_class(f"-{self.item.severity}")
         self.sync()

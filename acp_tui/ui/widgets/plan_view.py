@@ -77,6 +77,8 @@ class PlanView(Block):
         yield Static()
 
     def on_mount(self) -> None:
+        if self.released:
+            return
         self._ready = True
         self.border_title = "Plan"
         self.sync()

@@ -73,6 +73,11 @@ class StripsView(Widget):
     def on_mount(self) -> None:
         self.app.theme_changed_signal.subscribe(self, lambda _theme: self.invalidate())
 
+    def on_unmount(self) -> None:
+        # The signal keeps its callback, and the callback keeps the widget: a released
+        # transcript block would live as long as the app.
+        self.app.theme_changed_signal.unsubscribe(self)
+
     def get_content_width(self, container: object, viewport: object) -> int:
         width = getattr(container, "width", 80)
         return max((strip.cell_length for strip in self.lines_for(width)), default=0)

@@ -14,8 +14,8 @@ from acp_tui.ui.widgets.markdown_view import MarkdownView
 
 
 class Thought(Block):
-    """A thought: open while it streams, folded to one line when something follows it (unless
-    the user opened it), reopened with Enter or a click."""
+    """A thought: open while it streams (`streaming`), folded to one line when something
+    follows it (unless the user opened it), reopened with Enter or a click."""
 
     DEFAULT_CSS = """
     Thought {
@@ -39,14 +39,20 @@ class Thought(Block):
 
     item: Message
 
-    def __init__(self, item: Message, *, id: str | None = None, classes: str | None = None):
+    def __init__(
+        self,
+        item: Message,
+        *,
+        streaming: bool = True,
+        id: str | None = None,
+        classes: str | None = None,
+    ):
         super().__init__(item, id=id, classes=classes)
         self._view = MarkdownView()
         self._title = Static(classes="thought--title")
         self._fed = 0
         self._revision = item.revision
-        self._user_toggled = False
-        self.expanded = True
+        self.expanded = streaming
         self._feed()
 
     def compose(self) -> ComposeResult:
@@ -60,21 +66,13 @@ class Thought(Block):
     def can_expand(self) -> bool:
         return True
 
-    def action_toggle(self) -> None:
-        self._user_toggled = True
-        super().action_toggle()
-
-    def on_click(self) -> None:
-        self._user_toggled = True
-        super().on_click()
-
     def watch_expanded(self, expanded: bool) -> None:
         super().watch_expanded(expanded)
         self._update_title()
 
     def settle(self) -> None:
         """Something came after the thought: fold it, unless the user chose otherwise."""
-        if not self._user_toggled:
+        if not self.folded_by_user:
             self.expanded = False
 
     def sync(self, delta: Any = None) -> None:

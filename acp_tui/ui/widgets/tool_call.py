@@ -213,6 +213,8 @@ class ToolCallCard(Block):
         yield RenderView(self._raw, classes="tool--raw")
 
     def on_mount(self) -> None:
+        if self.released:
+            return
         self._ready = True
         self.sync()
 

@@ -1,13 +1,21 @@
-"""The transcript: a block per timeline item, following the stream, bounded in size.
+"""The transcript: the session's whole timeline as a virtual list.
 
-The session state keeps the whole history; the transcript mounts a window of it. New items
-mount at the end; while the view follows the stream, blocks far above are released from the
-DOM; scrolling to the top mounts the earlier ones again, from the state. Following is Textual's
-anchor: it stops when the user scrolls up and resumes at the bottom (or with End).
+The session state keeps the whole history; the transcript mounts only the blocks near the view
+(the *window*), between two spacers that stand for everything above and below it. Every item
+has a height: measured while its block is mounted, guessed from its text before
+(`heights.estimate`). So the scrollbar spans the whole history, scrolling mounts blocks ahead of
+the view and releases those far behind it, and a jump anywhere (search, Home, the scrollbar)
+mounts the neighbourhood of where it lands. The user's folds are kept by item, so a block
+mounted again looks as it was left. When a block above the view turns out taller or shorter
+than guessed, the view is moved by as much in the same layout pass: what the user reads stays
+put. Following is Textual's anchor: it stops when the user scrolls up and resumes at the
+bottom (or with End).
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
+from itertools import accumulate
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -15,6 +23,7 @@ from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.geometry import Size
+from textual.layout import DockArrangeResult
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.widget import Widget
@@ -31,16 +40,36 @@ from acp_tui.session.state import (
     ToolCallState,
 )
 from acp_tui.ui.widgets.block import Block
+from acp_tui.ui.widgets.heights import estimate
 from acp_tui.ui.widgets.message import AgentMessage, UserMessage
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.plan_view import PlanView
 from acp_tui.ui.widgets.thought import Thought
 from acp_tui.ui.widgets.tool_call import ToolCallCard
 
-MOUNTED_LIMIT = 150
-"""Blocks kept in the DOM while following the stream; older ones are released."""
-EARLIER_BATCH = 40
-"""Blocks mounted again at a time when the user scrolls to the top."""
+AHEAD = 1.0
+"""Screens of blocks mounted beyond the view, above and below: scrolling finds them ready."""
+BEHIND = 3.0
+"""Screens beyond the view past which blocks are released (more than `AHEAD`, so that
+scrolling back and forth does not mount and release the same blocks)."""
+
+
+class Spacer(Widget):
+    """Stands for the blocks not mounted above (or below) the window: their total height."""
+
+    DEFAULT_CSS = """
+    Spacer {
+        width: 1fr;
+        height: 0;
+    }
+    """
+
+    cells = 0
+
+    def set_cells(self, cells: int) -> None:
+        if cells != self.cells:
+            self.cells = cells
+            self.styles.height = cells
 
 
 class Transcript(VerticalScroll, can_focus=False):
@@ -76,17 +105,41 @@ class Transcript(VerticalScroll, can_focus=False):
             super().__init__()
             self.following = following
 
+    class FocusReleased(TextualMessage):
+        """The focused block scrolled far away and was released: the focus needs a home."""
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
         self.state: SessionState | None = None
         self.root: Path | None = None
+        self._above = Spacer()
+        self._below = Spacer()
+        self._window: list[Block] = []
+        """The mounted blocks, in timeline order: the items from `_first` on."""
+        self._first = 0
         self._blocks: dict[int, Block] = {}
-        """Mounted blocks, by `id()` of their item (items compare by identity)."""
+        """The mounted blocks by `id()` of their item (items compare by identity)."""
+        self._heights: list[int] = []
+        """Each timeline item's height in lines, its gap above included: measured, or
+        guessed at `_width`."""
+        self._offsets: list[int] | None = None
+        """Where each item starts (sums of `_heights`), until a height changes."""
+        self._width = 0
+        self._changed: dict[int, TimelineItem] = {}
+        """Items outside the window that changed since their height was last guessed."""
+        self._folds: dict[int, bool] = {}
+        """The user's choice to open or close a block (by item), kept while it is released."""
         self._open_thoughts: list[Thought] = []
-        self._loading_earlier = False
-        self._release_scheduled = False
+        self._update_scheduled = False
+        self._arranged: DockArrangeResult | None = None
+        self._placed: dict[Widget, int] = {}
+        """Where each child was at the last layout (lines from the top of the content)."""
         self._follow_when_long = False
         """The view follows the stream, but waits for it to overflow before anchoring."""
+
+    def compose(self) -> Any:
+        yield self._above
+        yield self._below
 
     def on_mount(self) -> None:
         self.anchor()
@@ -110,19 +163,26 @@ class Transcript(VerticalScroll, can_focus=False):
 
     def attach(self, state: SessionState, root: Path | None) -> None:
         """Show `state` (whatever it already holds, then its changes), instead of what is
-        shown."""
-        if self._blocks or self.children:
-            self.remove_children()
-            self._blocks.clear()
-            self._open_thoughts.clear()
+        shown: only its last screens are mounted."""
+        others = [child for child in self.children if child not in (self._above, self._below)]
+        if others:
+            self.remove_children(others)
+        self._window, self._blocks, self._first = [], {}, 0
+        self._heights, self._offsets, self._width = [], None, 0
+        self._changed.clear()
+        self._folds.clear()
+        self._open_thoughts.clear()
+        self._placed = {}
         self.state = state
         self.root = root
-        start = max(0, len(state.timeline) - MOUNTED_LIMIT)
-        blocks = [self._block_for(item) for item in state.timeline[start:]]
-        for block in blocks:
-            self._blocks[id(block.item)] = block
-        if blocks:
-            self.mount_all(blocks)
+        self._sync_heights()
+        count = len(state.timeline)
+        if count:
+            offsets = self._item_offsets()
+            view = self._view_height()
+            self._show_range(self._index_at(offsets[-1] - view * (1 + AHEAD)), count)
+        else:
+            self._set_spacers()
 
     def welcome(self, agent: str) -> None:
         """A word on how to start, above an empty session (it scrolls away with the rest)."""
@@ -144,15 +204,14 @@ class Transcript(VerticalScroll, can_focus=False):
     # -- changes ------------------------------------------------------------------------------
 
     def show(self, change: Change) -> None:
-        """Apply one session change to the blocks it concerns."""
+        """Apply one session change to the blocks it concerns (or to the heights of those
+        not mounted)."""
         item = change.item
         if change.kind == "plan_removed":
-            block = self._blocks.pop(id(item), None) if item is not None else None
-            if block is not None:
-                block.remove()
+            self._plan_removed(item)
             return
         if change.kind == "terminal" and isinstance(item, TerminalState):
-            for block in self._blocks.values():
+            for block in self._window:
                 if isinstance(block, ToolCallCard) and item.id in block.terminal_ids:
                     block.terminal_changed(item.id)
             return
@@ -162,19 +221,43 @@ class Transcript(VerticalScroll, can_focus=False):
         if block is not None:
             block.sync(change.delta)
             return
-        if self.state is None or not self.state.timeline or self.state.timeline[-1] is not item:
-            return  # an item outside the mounted window: the state has it for later
-        self._settle_thoughts()
+        state = self.state
+        if state is None or not state.timeline:
+            return
+        timeline = state.timeline
+        if timeline[-1] is item and len(self._heights) < len(timeline):
+            self._settle_thoughts()  # something new came after them
+            if self._first + len(self._window) == len(timeline) - 1 == len(self._heights):
+                self._mount_last(item)
+                return
+        self._changed[id(item)] = item
+        self._schedule_update()
+
+    def _mount_last(self, item: TimelineItem) -> None:
+        """A new item, and the window reaches the end: its block streams in at once."""
         block = self._block_for(item)
+        self._heights.append(estimate(item, self._width))
+        self._offsets = None
+        self._window.append(block)
         self._blocks[id(item)] = block
-        self.mount(block)
+        self.mount(block, before=self._below)
         if isinstance(block, Thought):
             self._open_thoughts.append(block)
-        self._release_old()
+        self._schedule_update()  # blocks far above can go
+
+    def _plan_removed(self, item: Any) -> None:
+        block = self._blocks.pop(id(item), None)
+        if block is not None:
+            self._window.remove(block)
+            block.remove()
+        if self.state is not None and self._window:
+            self._first = self.state.timeline.index(self._window[0].item)
+        self._width = 0  # an item left the middle: every height is guessed again
+        self._schedule_update()
 
     def turn_ended(self) -> None:
         self._settle_thoughts()
-        for block in self._blocks.values():
+        for block in self._window:
             if isinstance(block, AgentMessage):
                 block.flush()
 
@@ -185,111 +268,261 @@ class Transcript(VerticalScroll, can_focus=False):
 
     def _block_for(self, item: TimelineItem) -> Block:
         assert self.state is not None
+        block: Block
         if isinstance(item, Message):
             if item.role == "user":
-                return UserMessage(item)
-            if item.role == "thought":
-                return Thought(item)
-            return AgentMessage(item)
-        if isinstance(item, ToolCallState):
-            return ToolCallCard(item, self.state, self.root)
-        if isinstance(item, PlanState):
-            return PlanView(item)
-        return NoticeLine(item)
+                block = UserMessage(item)
+            elif item.role == "thought":
+                streaming = self.state.timeline[-1] is item and self.state.status != "idle"
+                block = Thought(item, streaming=streaming)
+            else:
+                block = AgentMessage(item)
+        elif isinstance(item, ToolCallState):
+            block = ToolCallCard(item, self.state, self.root)
+        elif isinstance(item, PlanState):
+            block = PlanView(item)
+        else:
+            block = NoticeLine(item)
+        expanded = self._folds.get(id(item))
+        if expanded is not None:
+            block.folded_by_user = True
+            block.expanded = expanded
+        return block
+
+    # -- heights ------------------------------------------------------------------------------
+
+    def _view_height(self) -> int:
+        return self.scrollable_content_region.height or self.app.size.height
+
+    def _sync_heights(self) -> None:
+        """Guess the heights of new items and of changed ones outside the window (all of
+        them again when the width changed)."""
+        assert self.state is not None
+        timeline = self.state.timeline
+        width = self.scrollable_content_region.width or self.app.size.width
+        folds = self._folds
+        if width != self._width:
+            self._width = width
+            self._heights = [estimate(item, width, folds.get(id(item), False)) for item in timeline]
+            self._offsets = None
+            self._changed.clear()
+            return
+        heights = self._heights
+        if len(heights) < len(timeline):
+            heights.extend(
+                estimate(item, width, folds.get(id(item), False))
+                for item in timeline[len(heights) :]
+            )
+            self._offsets = None
+        for key, item in self._changed.items():
+            if key in self._blocks:
+                continue
+            try:
+                index = timeline.index(item)
+            except ValueError:
+                continue
+            heights[index] = estimate(item, width, folds.get(key, False))
+            self._offsets = None
+        self._changed.clear()
+
+    def _item_offsets(self) -> list[int]:
+        """Where each item starts, and (last) where the history ends, in lines."""
+        if self._offsets is None:
+            self._offsets = list(accumulate(self._heights, initial=0))
+        return self._offsets
+
+    def _index_at(self, y: float) -> int:
+        """The item at `y` lines from the top of the history (clamped to the history)."""
+        offsets = self._item_offsets()
+        index = bisect_right(offsets, y) - 1
+        return max(0, min(index, len(offsets) - 2))
+
+    def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
+        """Textual's arrangement, from which the mounted blocks' heights are measured and the
+        view kept on what the user reads, before anything is drawn."""
+        result = super().arrange(size, optimal)
+        if optimal or result is self._arranged:
+            return result
+        self._arranged = result
+        placed = {placement.widget: placement.region.y for placement in result.placements}
+        self._keep_place(placed)
+        self._measure(placed)
+        self._placed = placed
+        return result
+
+    def _keep_place(self, placed: dict[Widget, int]) -> None:
+        """If the block at the top of the view moved (blocks above it mounted, measured or
+        released), scroll by as much: the same arrangement pass then draws it in place."""
+        if not self._placed or (self.is_anchored and not self._anchor_released):
+            return
+        top = self.scroll_y
+        anchor, was = None, 0
+        for block in self._window:
+            before = self._placed.get(block)
+            if before is None:
+                continue
+            if before > top:
+                break
+            anchor, was = block, before
+        now = placed.get(anchor) if anchor is not None else None
+        if now is None or now == was:
+            return
+        scroll = max(0.0, self.scroll_y + now - was)
+        self.set_reactive(Transcript.scroll_y, scroll)
+        self.set_reactive(Transcript.scroll_target_y, scroll)
+        self.vertical_scrollbar._reactive_position = scroll
+
+    def _measure(self, placed: dict[Widget, int]) -> None:
+        window, heights, first = self._window, self._heights, self._first
+        for index, block in enumerate(window):
+            top = placed.get(block)
+            below = window[index + 1] if index + 1 < len(window) else self._below
+            bottom = placed.get(below)
+            if top is None or bottom is None or first + index >= len(heights):
+                continue
+            if heights[first + index] != bottom - top:
+                heights[first + index] = bottom - top
+                self._offsets = None
 
     # -- the window ---------------------------------------------------------------------------
 
     @property
     def blocks(self) -> list[Block]:
-        return [child for child in self.children if isinstance(child, Block)]
+        """The mounted blocks, in order."""
+        return list(self._window)
 
     def block_for(self, item: Any) -> Block | None:
         return self._blocks.get(id(item))
 
-    def _first_index(self) -> int:
-        """Where the first mounted block's item is in the timeline."""
-        blocks = self.blocks
-        if not blocks or self.state is None:
-            return 0
-        try:
-            return self.state.timeline.index(blocks[0].item)
-        except ValueError:
-            return 0
+    def _schedule_update(self) -> None:
+        if not self._update_scheduled:
+            self._update_scheduled = True
+            self.call_after_refresh(self._update_window)
 
-    def _release_old(self) -> None:
-        """Release blocks far above, once the ones just added are mounted (a burst of items
-        arrives in one go: the release is batched after it)."""
-        if not self._release_scheduled:
-            self._release_scheduled = True
-            self.call_after_refresh(self._release_now)
+    def _update_window(self) -> None:
+        """Mount the blocks near the view that are not, release those far from it."""
+        self._update_scheduled = False
+        state = self.state
+        if state is None or not self.is_attached:
+            return
+        self._sync_heights()
+        count = len(state.timeline)
+        if not count:
+            return
+        offsets = self._item_offsets()
+        view = self._view_height()
+        if self.is_anchored and not self._anchor_released:
+            top = offsets[-1] - view
+        else:
+            top = self.scroll_y - self._above.virtual_region.y
+        bottom = top + view
+        want_first = self._index_at(top - view * AHEAD)
+        want_end = self._index_at(bottom + view * AHEAD) + 1
+        first, end = self._first, self._first + len(self._window)
+        if not self._window or end <= want_first or first >= want_end:
+            self._show_range(want_first, want_end)
+            return
+        if end < want_end:
+            self._mount(end, want_end)
+        elif end > (keep_end := self._index_at(bottom + view * BEHIND) + 1):
+            self._release(self._window[keep_end - first :])
+        if first > want_first:
+            self._mount(want_first, first)
+        elif first < (keep_first := self._index_at(top - view * BEHIND)):
+            self._release(self._window[: keep_first - first])
+            self._first = keep_first
+        self._set_spacers()
 
-    def _release_now(self) -> None:
-        self._release_scheduled = False
-        if not self.following:
-            return
-        blocks = self.blocks
-        excess = len(blocks) - MOUNTED_LIMIT
-        if excess <= 0:
-            return
-        for block in blocks[:excess]:
+    def _mount(self, start: int, end: int) -> None:
+        """Mount the blocks of items `start` to `end`, just above or just below the window."""
+        assert self.state is not None
+        blocks = [self._block_for(item) for item in self.state.timeline[start:end]]
+        for block in blocks:
+            self._blocks[id(block.item)] = block
+        if start < self._first:
+            self._window[:0] = blocks
+            self._first = start
+            self.mount_all(blocks, after=self._above)
+        else:
+            self._window.extend(blocks)
+            self.mount_all(blocks, before=self._below)
+
+    def _release(self, blocks: list[Block]) -> None:
+        """Unmount `blocks` (from one end of the window), keeping what the user chose."""
+        focused = self.screen.focused
+        for block in blocks:
             self._blocks.pop(id(block.item), None)
-        self.remove_children(blocks[:excess])
+            if block.folded_by_user:
+                self._folds[id(block.item)] = block.expanded
+            if focused is not None and (focused is block or block in focused.ancestors):
+                # Textual would focus (and scroll to) a neighbour: the screen chooses instead.
+                self.screen.set_focus(None)
+                self.post_message(self.FocusReleased())
+            # Removing takes a while; hidden, the block leaves the layout in the same pass as
+            # the spacer takes its height.
+            block.display = False
+        released = set(blocks)
+        self._window = [block for block in self._window if block not in released]
+        self._open_thoughts = [t for t in self._open_thoughts if t not in released]
+        self.remove_children(blocks)
+
+    def _show_range(self, start: int, end: int) -> None:
+        """Mount items `start` to `end` instead of the window (a jump)."""
+        if self._window:
+            self._release(list(self._window))
+        self._first = start
+        self._mount(start, end)
+        self._set_spacers()
+
+    def _set_spacers(self) -> None:
+        offsets = self._item_offsets()
+        self._above.set_cells(offsets[self._first])
+        self._below.set_cells(offsets[-1] - offsets[self._first + len(self._window)])
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
         self._update_following()
-        if new <= 0 and old > 0:
-            self.load_earlier()
+        self._schedule_update()
+
+    def on_resize(self) -> None:
+        self._schedule_update()
 
     def _update_following(self) -> None:
         # Textual releases the anchor when the user scrolls, and restores it at the bottom.
-        anchored = self.is_anchored and not getattr(self, "_anchor_released", False)
+        anchored = self.is_anchored and not self._anchor_released
         following = anchored or self._follow_when_long
         if following != self.following:
             self.following = following
             self.post_message(self.FollowChanged(following))
-            if following:
-                self._release_old()  # back at the end: what was loaded above can go again
-
-    def load_earlier(self, count: int = EARLIER_BATCH) -> int:
-        """Mount up to `count` blocks released from above, keeping the view where it is.
-        Returns how many were mounted."""
-        if self.state is None or self._loading_earlier:
-            return 0
-        first = self._first_index()
-        if first <= 0:
-            return 0
-        start = max(0, first - count)
-        items = self.state.timeline[start:first]
-        blocks = [self._block_for(item) for item in items]
-        for block in blocks:
-            self._blocks[id(block.item)] = block
-        anchor = self.blocks[0] if self.blocks else None
-        self._loading_earlier = True
-        offset_before = anchor.virtual_region.y if anchor is not None else 0
-
-        def keep_place() -> None:
-            self._loading_earlier = False
-            if anchor is not None and anchor.is_attached:
-                shift = anchor.virtual_region.y - offset_before
-                self.scroll_to(y=self.scroll_y + shift, animate=False, immediate=True)
-
-        self.mount_all(blocks, before=0)
-        self.call_after_refresh(keep_place)
-        return len(blocks)
 
     def reveal(self, item: Any) -> Block | None:
-        """Mount `item`'s block if it was released, then scroll to it and focus it."""
+        """Mount `item`'s block (and its neighbours) if it is not, scroll to it, focus it."""
+        state = self.state
+        if state is None:
+            return None
         block = self._blocks.get(id(item))
-        if block is None and self.state is not None and item in self.state.timeline:
-            first = self._first_index()
-            index = self.state.timeline.index(item)
-            if index < first:
-                self.load_earlier(first - index)
-                block = self._blocks.get(id(item))
+        if block is None:
+            try:
+                index = state.timeline.index(item)
+            except ValueError:
+                return None
+            self._jump_to(index)
+            block = self._blocks.get(id(item))
         if block is not None:
             self.call_after_refresh(self._focus_block, block)
         return block
+
+    def _jump_to(self, index: int) -> None:
+        self._sync_heights()
+        offsets = self._item_offsets()
+        view = self._view_height()
+        start = self._index_at(offsets[index] - view * AHEAD)
+        end = self._index_at(offsets[index] + view * (1 + AHEAD)) + 1
+        self._show_range(start, max(end, index + 1))
+        self._placed = {}  # nothing shown before is where it was: no place to keep
+        self.scroll_to(
+            y=self._above.virtual_region.y + offsets[index], animate=False, immediate=True
+        )
 
     def _focus_block(self, block: Widget) -> None:
         if block.is_attached:
@@ -307,28 +540,25 @@ class Transcript(VerticalScroll, can_focus=False):
             self.anchor()
             self.scroll_end(animate=False, immediate=True)
         self._update_following()
+        self._schedule_update()
 
     def action_focus_block(self, step: int) -> None:
-        blocks = self.blocks
-        if not blocks:
+        state, window = self.state, self._window
+        if state is None or not window:
             return
         focused = self.screen.focused
-        if isinstance(focused, Block) and focused in blocks:
-            index = blocks.index(focused) + step
+        if isinstance(focused, Block) and focused in window:
+            index = self._first + window.index(focused) + step
         else:
-            index = len(blocks) - 1 if step < 0 else 0
-        if index < 0:
-            if self.load_earlier():
-                self.call_after_refresh(self.action_focus_block, step)
-            return
-        if index >= len(blocks):
-            return
-        self._focus_block(blocks[index])
+            index = self._first + (len(window) - 1 if step < 0 else 0)
+        if 0 <= index < len(state.timeline):
+            self.reveal(state.timeline[index])
 
     def action_first_block(self) -> None:
         if self.state is not None and self.state.timeline:
             self.reveal(self.state.timeline[0])
 
-    def last_block(self) -> Block | None:
-        blocks = self.blocks
-        return blocks[-1] if blocks else None
+    def focus_last(self) -> None:
+        """Browse the blocks from the last one (mounted again if the view is far above)."""
+        if self.state is not None and self.state.timeline:
+            self.reveal(self.state.timeline[-1])

@@ -1,0 +1,152 @@
+"""The virtual transcript on long histories the real demo agent replays (`session/load`): only
+the blocks near the view are mounted, and scrolling, search, folds, copy and the block keys
+reach the others."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import pytest
+from textual.pilot import Pilot
+
+from acp_tui.cli import DEMO_AGENT
+from acp_tui.demo.long_session import write_long_session
+from acp_tui.session.state import Message, TimelineItem
+from acp_tui.ui.app import AcpApp
+from acp_tui.ui.pilot import demo_app, demo_workspace, wait_started, wait_until
+from acp_tui.ui.screens import SearchScreen
+from acp_tui.ui.widgets.block import Block
+from acp_tui.ui.widgets.thought import Thought
+from acp_tui.ui.widgets.transcript import Transcript
+
+WINDOW = 60
+"""More blocks than a 40-line screen and the screens around it ever need."""
+
+
+@asynccontextmanager
+async def long_history(tmp_path: Path, updates: int) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
+    """The app resuming a session whose replay is `updates` updates (no local record)."""
+    workspace = demo_workspace(tmp_path / "workspace")
+    data = tmp_path / "demo-sessions"
+    session_id = write_long_session(data, updates, workspace)
+    argv = [*DEMO_AGENT, "--speed", "0", "--data-dir", str(data)]
+    app = demo_app(workspace, tmp_path / "state", argv=argv, resume=session_id)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot, timeout=30)
+        yield app, pilot
+
+
+def timeline(app: AcpApp) -> list[TimelineItem]:
+    assert app.session is not None
+    return app.session.state.timeline
+
+
+def on_screen(app: AcpApp, item: TimelineItem) -> bool:
+    block = app.chat.query_one(Transcript).block_for(item)
+    return block is not None and block in app.chat._compositor.visible_widgets
+
+
+def user_message(app: AcpApp, text: str) -> Message:
+    return next(i for i in timeline(app) if isinstance(i, Message) and i.text == text)
+
+
+async def test_a_20000_update_history_opens_at_its_end(tmp_path: Path) -> None:
+    started = time.monotonic()
+    async with long_history(tmp_path, 20_000) as (app, pilot):
+        items = timeline(app)
+        await wait_until(pilot, lambda: on_screen(app, items[-1]), timeout=10)
+        opened = time.monotonic() - started
+        transcript = app.chat.query_one(Transcript)
+        assert len(items) == 19_047  # nothing dropped (v1 plans replace each other)
+        assert len(transcript.blocks) < WINDOW
+        assert transcript.following
+        # The scrollbar spans the whole history, not the mounted blocks.
+        assert transcript.virtual_size.height > 100 * len(transcript.blocks) * 10
+        assert opened < 15  # a generous bound for a loaded machine; the bench measures it
+
+
+async def test_scrolling_mounts_what_comes_into_view_and_keeps_the_place(
+    tmp_path: Path,
+) -> None:
+    async with long_history(tmp_path, 2_000) as (app, pilot):
+        items = timeline(app)
+        transcript = app.chat.query_one(Transcript)
+        assert not on_screen(app, items[0])
+        transcript.scroll_home(animate=False, immediate=True)
+        await wait_until(pilot, lambda: on_screen(app, items[0]))
+        assert len(transcript.blocks) < WINDOW and not transcript.following
+        # Page down through a stretch of history: every page shows blocks, the window moves.
+        for _ in range(30):
+            await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        shown = [b for b in transcript.blocks if b in app.chat._compositor.visible_widgets]
+        assert shown and items.index(shown[0].item) > 20
+        assert len(transcript.blocks) < WINDOW
+        # Paging back up mounts the blocks above without moving what is read: a page up moves
+        # the top block down by exactly a page.
+        top = shown[0]
+        before = top.region.y
+        await pilot.press("pageup")
+        await pilot.pause(0.1)
+        page = transcript.scrollable_content_region.height
+        assert top.is_attached and top.region.y == before + page
+        await pilot.press("ctrl+end")
+        await wait_until(pilot, lambda: on_screen(app, items[-1]))
+        assert transcript.following
+
+
+async def test_search_fold_and_copy_reach_released_blocks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with long_history(tmp_path, 2_000) as (app, pilot):
+        copied: list[str] = []
+        monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+        transcript = app.chat.query_one(Transcript)
+        target = user_message(app, "turn 00003")
+        assert transcript.block_for(target) is None
+        await pilot.press("ctrl+f")
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"turn 00003", "enter")
+        await wait_until(pilot, lambda: on_screen(app, target))
+        assert isinstance(app.focused, Block) and app.focused.item is target
+        # The thought after it, folded (its turn is over); the user opens it.
+        await pilot.press("j")
+        thought = app.focused
+        assert isinstance(thought, Thought) and not thought.expanded
+        await pilot.press("enter")
+        assert thought.expanded
+        await pilot.press("c")
+        assert copied[-1] == thought.item.text
+        # Released far away, then mounted again: still open.
+        await pilot.press("escape", "ctrl+end")
+        await wait_until(pilot, lambda: transcript.block_for(thought.item) is None)
+        transcript.reveal(thought.item)
+        await wait_until(pilot, lambda: on_screen(app, thought.item))
+        again = transcript.block_for(thought.item)
+        assert isinstance(again, Thought) and again is not thought and again.expanded
+
+
+async def test_block_keys_cross_the_window(tmp_path: Path) -> None:
+    async with long_history(tmp_path, 2_000) as (app, pilot):
+        items = timeline(app)
+        await pilot.press("alt+up")
+        await pilot.pause(0.1)
+        assert isinstance(app.focused, Block) and app.focused.item is items[-1]
+        await pilot.press("home")
+        await wait_until(pilot, lambda: on_screen(app, items[0]))
+        assert isinstance(app.focused, Block) and app.focused.item is items[0]
+        for index in range(1, 4):
+            await pilot.press("j")
+            await pilot.pause(0.05)
+            assert isinstance(app.focused, Block) and app.focused.item is items[index]
+        await pilot.press("k")
+        await pilot.pause(0.05)
+        assert isinstance(app.focused, Block) and app.focused.item is items[2]
+        # Scrolled far from the focused block, it is released: the prompt takes the keys.
+        await pilot.press("ctrl+end")
+        await wait_until(pilot, lambda: on_screen(app, items[-1]))
+        assert app.chat.query_one(Transcript).block_for(items[2]) is None
+        assert not isinstance(app.focused, Block)
