@@ -25,7 +25,8 @@ from acp_tui.auth import AuthFailed, AuthRequired, run_in_terminal
 from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, load_policy
 from acp_tui.launcher import LaunchError
-from acp_tui.protocol.content import block_text, text_block
+from acp_tui.mentions import prompt_blocks
+from acp_tui.protocol.content import block_text
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
@@ -356,8 +357,17 @@ class HeadlessRun:
     async def _turn(self, session: Session, prompt: str) -> str | None:
         """One prompt turn, with a checkpoint of the workspace before and after it."""
         await self.checkpoints.before_turn(session, prompt)
+        info = self.client.info
+        content = prompt_blocks(
+            prompt,
+            self.workspace,
+            embed=info.supports("embedded_context"),
+            images=info.supports("image"),
+        )
+        for problem in content.problems:
+            self._warn(problem)
         try:
-            return await session.prompt([text_block(prompt)])
+            return await session.prompt(content.blocks)
         finally:
             # Not while being cancelled (a second Ctrl+C): that stops at once.
             task = asyncio.current_task()

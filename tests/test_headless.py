@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from acp_tui.demo.picture import demo_png
 from tests.support.schema import validate_message, validate_transcript
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
@@ -171,6 +172,29 @@ async def test_the_demo_tour_runs_headless(tmp_path: Path, version: int) -> None
     assert run.out.strip()
     assert validate_transcript(run.transcript, version=version, sender="client") > 3
     assert validate_transcript(run.transcript, version=version, sender="agent") > 20
+
+
+async def test_mentioned_files_and_images_go_with_the_prompt(tmp_path: Path) -> None:
+    (tmp_path / "cat.png").write_bytes(demo_png())
+    (tmp_path / "notes.md").write_text("# Notes\n")
+    run = await acp_tui(tmp_path, "--permission", "reject", "-p", "what is @cat.png? see @notes.md")
+    assert run.status == 0, run.err
+    assert "**cat.png**: a PNG image, **96×64** pixels" in run.out  # noqa: RUF001
+    [prompt] = [m for m in run.sent() if m.get("method") == "session/prompt"]
+    types = [block["type"] for block in prompt["params"]["prompt"]]
+    assert types == ["text", "image", "resource"]
+    assert validate_transcript(run.transcript, version=1, sender="client") == len(run.sent())
+
+
+async def test_an_image_to_an_agent_that_takes_none_goes_as_a_link_and_says_so(
+    tmp_path: Path, python_sdk_echo_agent: list[str]
+) -> None:
+    (tmp_path / "cat.png").write_bytes(demo_png())
+    run = await acp_tui(tmp_path, "-p", "look at @cat.png", agent=python_sdk_echo_agent)
+    assert run.status == 0, run.err
+    assert "acp-tui: This agent does not take images: cat.png is sent as a link" in run.err
+    [prompt] = [m for m in run.sent() if m.get("method") == "session/prompt"]
+    assert [block["type"] for block in prompt["params"]["prompt"]] == ["text", "resource_link"]
 
 
 async def test_an_agent_that_cannot_start_is_a_one_line_error(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ from acp_tui.attachments import (
     pasted_image_path,
 )
 from acp_tui.demo.picture import demo_png
+from acp_tui.mentions import prompt_blocks
 from acp_tui.protocol.content import (
     ContentBlock,
     EmbeddedResource,
@@ -45,7 +46,6 @@ from acp_tui.protocol.images import (
 )
 from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
 from acp_tui.session.state import SessionState
-from acp_tui.ui.mentions import prompt_blocks
 from tests.support.schema import validate_transcript
 
 
