@@ -15,8 +15,8 @@ machine slows them alike:
               state of a session in which a flood arrives: its start-up is timed by no one);
               its cost must stay under 10%.
 
-Prints the medians (updates/s) and the ratios. Targets: acp-tui >= 200k updates/s,
->= 4x the SDK, within 4x of the raw pipe.
+Prints the medians (updates/s) and the ratios. Targets (issue 14): acp-tui >= 500k updates/s,
+>= 4x the SDK, within 4x of the raw pipe; the live check costing under 10%.
 
 Run: python bench/bench_protocol.py [--lines 100000] [--runs 5]
 """
@@ -241,7 +241,7 @@ def main() -> None:
     ours = medians["acp-tui"]
     print(f"acp-tui vs python SDK: {ours / medians['python SDK']:.1f}x faster (target >= 4x)")
     print(f"raw pipe vs acp-tui:   {medians['raw pipe'] / ours:.1f}x (target <= 4x)")
-    print(f"acp-tui absolute:      {ours:,.0f} updates/s (target >= 200,000)")
+    print(f"acp-tui absolute:      {ours:,.0f} updates/s (target >= 500,000)")
     cost = 1 - medians["live check"] / ours
     print(f"live check costs:      {cost:.1%} of the protocol path (target < 10%)")
     sys.exit(0)
