@@ -11,6 +11,7 @@ from typing import Any, ClassVar
 from textual.binding import Binding, BindingType
 from textual.message import Message
 from textual.reactive import reactive
+from textual.strip import Strip
 from textual.widget import Widget
 
 
@@ -56,6 +57,12 @@ class Block(Widget):
     def __init__(self, item: Any, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self.item = item
+
+    def render_line(self, y: int) -> Strip:
+        # A block draws nothing itself (its children do, over it). Textual's default renders
+        # the whole height first: thousands of blank lines for a long answer, every frame it
+        # grows by one, and as many objects for the cycle collector to walk.
+        return Strip.blank(self.size.width, self.visual_style.rich_style)
 
     @property
     def released(self) -> bool:

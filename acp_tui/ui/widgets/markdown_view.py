@@ -263,7 +263,7 @@ class MarkdownView(StripsView):
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         self._ensure_width(width)
-        base = self.rich_style
+        base = self.base_style
         line: Strip | None = None
         if y < self._frozen_height:
             index = bisect_right(self._tops, y) - 1

@@ -13,6 +13,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from acp_tui.attachments import pasted_image_path
+from acp_tui.ui.paint import paint_now
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
 
 _TOKEN = re.compile(r"(?:^|\s)(@[^\s]*)$")
@@ -142,7 +143,10 @@ class PromptInput(TextArea):
             event.prevent_default()
             self.post_message(self.HistoryMove(1))
             return
+        before = self.selection
         await super()._on_key(event)
+        if self.selection != before:
+            paint_now(self)  # the key went into the text: show it before the next frame
 
     async def _on_paste(self, event: events.Paste) -> None:
         # Runs before TextArea's own paste, which inserts the text unless this prevents it.

@@ -11,6 +11,7 @@ from __future__ import annotations
 from rich.console import RenderableType
 from rich.segment import Segment
 from rich.style import Style
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.widget import Widget
 
@@ -48,6 +49,8 @@ class StripsView(Widget):
         self._lines: list[Strip] = []
         self._lines_width = -1
         """The width `_lines` were built for; -1 when they must be rebuilt."""
+        self._base_style: Style | None = None
+        """`rich_style` as of the paint under way (see `render_lines`)."""
 
     @property
     def palette(self) -> Palette:
@@ -85,10 +88,25 @@ class StripsView(Widget):
     def get_content_height(self, container: object, viewport: object, width: int) -> int:
         return len(self.lines_for(width))
 
+    @property
+    def base_style(self) -> Style:
+        """The style every line is drawn over: the widget's colours and text style."""
+        return self.rich_style if self._base_style is None else self._base_style
+
+    def render_lines(self, crop: Region) -> list[Strip]:
+        # `rich_style` walks every ancestor's styles (60 us here): once a paint, not once a
+        # line. A streaming view repaints all its visible lines each frame, since Textual
+        # drops a widget's line cache whenever its size changes.
+        self._base_style = self.rich_style
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._base_style = None
+
     def render_line(self, y: int) -> Strip:
         width = self.size.width
         lines = self.lines_for(width)
-        base: Style = self.rich_style
+        base = self.base_style
         if 0 <= y < len(lines):
             return lines[y].apply_style(base)
         return Strip.blank(width, base)
