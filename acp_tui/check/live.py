@@ -6,7 +6,9 @@ happens in another process, `python -m acp_tui.check.validator`, and the convers
 loop only hands lines over: `feed` takes them a read at a time (`Connection`'s `tap`) and
 appends them to a batch, written to the validator's stdin every `FLUSH_SECONDS`. Each read's
 run of lines goes as it came, after a header line `R <bytes>` (the agent's) or `S <bytes>`
-(ours): the event loop neither splits nor copies it, the validator does the rest. The validator
+(ours): the event loop neither splits nor copies it, the validator does the rest. While lines
+pour in (a flood, a session's replay) the batch waits for a pause of `FLUSH_SECONDS`, up to
+`MAX_HOLD`: checking competes for the machine, and is better done just after. The validator
 reports each violation as a JSON line, which `on_violation` hears. Nothing it finds changes
 what the user sees of the conversation. When the validator falls `MAX_BACKLOG` bytes behind (a
 flood of updates), further lines are counted as unchecked rather than queued without bound.
@@ -21,6 +23,8 @@ import sys
 from collections.abc import Callable
 
 FLUSH_SECONDS = 0.05
+MAX_HOLD = 1.0
+"""Seconds lines may wait for a pause in the stream before they go to the validator anyway."""
 START_DELAY = 1.0
 """The validator starts this long after the first line (the lines wait in the batch): its
 start-up (Python, jsonschema, the schema) must not compete with the app's own first frames."""
@@ -45,6 +49,10 @@ class LiveCheck:
         self._process: asyncio.subprocess.Process | None = None
         self._starting: asyncio.Task[None] | None = None
         self._flush: asyncio.TimerHandle | None = None
+        self._held_since = 0.0
+        """When the batch began waiting (loop time)."""
+        self._fed_at = 0.0
+        """When the last lines came (loop time)."""
         self._reader: asyncio.Task[None] | None = None
         self._closed = False
         self._spawning = False
@@ -64,8 +72,10 @@ class LiveCheck:
             return
         self._batch += (b"%s %d\n" % (tag, len(lines)), lines)
         self._batch_bytes += len(lines)
+        loop = asyncio.get_running_loop()
+        self._fed_at = loop.time()
         if self._flush is None:
-            loop = asyncio.get_running_loop()
+            self._held_since = self._fed_at
             self._flush = loop.call_later(FLUSH_SECONDS, self._write)
             if self._starting is None:
                 self._starting = loop.create_task(self._start())
@@ -107,10 +117,13 @@ class LiveCheck:
 
     def _write(self) -> None:
         self._flush = None
+        loop = asyncio.get_running_loop()
+        now = loop.time()
         process = self._process
-        if process is None or process.stdin is None:
-            if not self._closed:  # still starting: try again shortly
-                self._flush = asyncio.get_running_loop().call_later(FLUSH_SECONDS, self._write)
+        pouring = now - self._fed_at < FLUSH_SECONDS and now - self._held_since < MAX_HOLD
+        if process is None or process.stdin is None or pouring:
+            if not self._closed:  # still starting, or lines still pouring in: a little later
+                self._flush = loop.call_later(FLUSH_SECONDS, self._write)
             return
         batch, self._batch = self._batch, []
         transport = process.stdin.transport
