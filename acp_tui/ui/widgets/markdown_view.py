@@ -6,6 +6,13 @@ Appends are only buffered; at most once per frame the buffer is folded in. The t
 and rendered again on each frame. A frame therefore costs the size of the tail, not of the
 message, and a message of 20,000 chunks streams as smoothly as one of twenty.
 
+When text comes faster than Rich renders it (a fast agent, a replay), a frame takes in what
+it can in `FOLD_TIME`: text is parsed a few KB at a time (markdown-it is ten times faster than
+Rich), finished blocks are rendered in order while time remains, and the blocks left over
+would scroll past unseen: only the last screenful of them is rendered, the others get an
+estimated height. An estimated block is rendered when it is shown, or by the catch-up that
+runs in later frames once the stream slows (`settled` waits for it; `shown` does not).
+
 A finished piece remembers its height; its lines live in the shared `STRIPS` budget and are
 rendered again when scrolled back to (see `strip_cache` for why). Non-text content (images,
 resources) becomes a chip between the Markdown pieces.
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_right
+from collections import deque
 from dataclasses import dataclass
 
 from markdown_it.token import Token
@@ -31,11 +39,15 @@ from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
 FRAME = 1 / 60
 """Seconds between two renders of a streaming tail: the screen cannot show more."""
-FOLD_STEP = 256
-"""Characters of new text taken in at a time (Rich renders about 150 KB/s)."""
-FOLD_TIME = 0.012
-"""Seconds a frame may spend taking in new text. When text arrives faster than Rich renders
-it (a fast agent, a replay), the rest waits for the next frame instead of freezing the UI."""
+FOLD_STEP = 2048
+"""Characters of new text parsed at a time (markdown-it parses about 1.5 MB/s; each parse also
+parses the tail again, so not much less)."""
+PARSE_TIME = 0.005
+"""Seconds a frame may spend parsing new text (about 7 KB): the rest waits for the next frame
+instead of freezing the UI."""
+FOLD_TIME = 0.010
+"""Seconds a frame may spend taking in new text in all (parsing, rendering what will be seen,
+catching up on estimated heights): with the screen's update, a frame stays under 20 ms."""
 
 
 @dataclass(slots=True, eq=False)
@@ -50,6 +62,8 @@ class _Piece:
     lines: list[Strip] | None = None
     top: int = 0
     """The piece's first line in the widget (blank separator lines included)."""
+    estimated: bool = False
+    """`height` is a guess: the piece scrolled past unseen in a flood, never rendered."""
 
 
 class MarkdownView(StripsView):
@@ -70,6 +84,10 @@ class MarkdownView(StripsView):
         self._tops: list[int] = []
         """`top` of each piece, for bisecting a line number to its piece."""
         self._frozen_height = 0
+        self._waiting: deque[_Piece] = deque()
+        """Finished blocks parsed but not yet rendered (they follow `_pieces`)."""
+        self._estimated: list[int] = []
+        """Indexes in `_pieces` of the estimated pieces, in order."""
         self._tail = ""
         self._tail_tokens: list[Token] | None = None
         self._tail_lines: list[Strip] = []
@@ -84,14 +102,20 @@ class MarkdownView(StripsView):
     @property
     def source(self) -> str:
         """All the Markdown text given so far (chips excluded)."""
-        finished = "".join(p.markdown for p in self._pieces if p.markdown is not None)
+        pieces = (*self._pieces, *self._waiting)
+        finished = "".join(p.markdown for p in pieces if p.markdown is not None)
         return finished + self._tail + "".join(self._pending)
 
     @property
-    def settled(self) -> bool:
+    def shown(self) -> bool:
         """True when no appended text waits for a frame (a view not laid out yet, or hidden,
         takes all its text in at its first layout)."""
-        return not self._pending or self._width < 0
+        return not (self._pending or self._waiting) or self._width < 0
+
+    @property
+    def settled(self) -> bool:
+        """True when all the text is shown and every height is exact (no estimate is left)."""
+        return self.shown and not (self._estimated and self._width >= 0)
 
     def append(self, text: str) -> None:
         """Add text to the end; it shows within a frame."""
@@ -103,6 +127,8 @@ class MarkdownView(StripsView):
     def add_chip(self, block: ContentBlock) -> None:
         """End the current Markdown and show a chip for `block` after it."""
         self._fold_pending()
+        while self._waiting:
+            self._add_piece(self._waiting.popleft())
         if self._tail.strip():
             self._add_piece(_Piece(markdown=self._tail, tokens=self._tail_tokens))
         self._tail, self._tail_lines, self._tail_tokens = "", [], None
@@ -114,6 +140,8 @@ class MarkdownView(StripsView):
             STRIPS.forget(piece)
         self._pieces, self._tops = [], []
         self._frozen_height = 0
+        self._waiting.clear()
+        self._estimated.clear()
         self._tail, self._tail_lines, self._tail_tokens = "", [], None
         self._pending.clear()
         self.invalidate()
@@ -124,17 +152,21 @@ class MarkdownView(StripsView):
             self._timer.stop()
             self._timer = None
         self._last_flush = time.monotonic()
-        if not self._pending:
+        if self.settled:
             return
         if self._width < 0:
             self._changed(layout=True)  # not measured yet: the first layout takes it all in
             return
         before = self._line_count()
         frozen_before = self._frozen_height
-        deadline = time.perf_counter() + FOLD_TIME
-        while self._pending and time.perf_counter() < deadline:
+        started = time.perf_counter()
+        while self._pending and time.perf_counter() < started + PARSE_TIME:
             self._fold_pending(FOLD_STEP)
-        if self._pending:
+        if self._waiting:
+            self._take_waiting()
+        if not self._pending:
+            self._catch_up(started + FOLD_TIME)
+        if not self.settled:
             self._schedule()
         self._render_tail()
         if self._line_count() != before or self._frozen_height != frozen_before:
@@ -154,7 +186,7 @@ class MarkdownView(StripsView):
 
     def _fold_pending(self, budget: int | None = None) -> None:
         """Move pending text (up to `budget` characters) into the tail, and the tail's
-        finished blocks into pieces."""
+        finished blocks, parsed, into `_waiting`."""
         if not self._pending:
             return
         text = "".join(self._pending)
@@ -169,7 +201,7 @@ class MarkdownView(StripsView):
         for block in blocks:
             # One piece per block: blocks are then always one blank line apart, however the
             # text happened to be cut into chunks.
-            self._add_piece(_Piece(markdown=block.text, tokens=block.tokens))
+            self._waiting.append(_Piece(markdown=block.text, tokens=block.tokens))
 
     def _add_piece(self, piece: _Piece) -> None:
         previous = self._pieces[-1] if self._pieces else None
@@ -180,12 +212,68 @@ class MarkdownView(StripsView):
     def _measure(self, piece: _Piece, previous: _Piece | None) -> None:
         """Render `piece` at the current width, and place it after `previous`."""
         self._render_piece(piece)
+        self._place(piece, previous)
+
+    def _place(self, piece: _Piece, previous: _Piece | None) -> None:
         gap = 0
         if previous is not None and piece.height:
             gap = 0 if (piece.chip is not None and previous.chip is not None) else 1
         piece.top = self._frozen_height + gap
         self._tops.append(piece.top)
         self._frozen_height = piece.top + piece.height
+
+    def _take_waiting(self) -> None:
+        """Place the finished blocks parsed this frame. More than a screenful would scroll
+        past unseen: render only the last screenful of them, and estimate the others."""
+        screen = self.app.size.height
+        keep = len(self._waiting)
+        if sum(self._estimate(piece) + 1 for piece in self._waiting) > screen:
+            rendered, keep = 0, 0
+            for piece in reversed(self._waiting):
+                if rendered >= screen:
+                    break
+                rendered += len(self._render_piece(piece)) + 1
+                keep += 1
+        while self._waiting:
+            piece = self._waiting.popleft()
+            previous = self._pieces[-1] if self._pieces else None
+            if len(self._waiting) >= keep:
+                piece.height, piece.estimated = self._estimate(piece), True
+                self._estimated.append(len(self._pieces))
+            elif piece.lines is None:
+                self._render_piece(piece)
+            self._pieces.append(piece)
+            self._place(piece, previous)
+
+    def _estimate(self, piece: _Piece) -> int:
+        """About how many lines `piece` takes: its lines, wrapped at the width."""
+        width = max(8, self._width - 4)
+        lines = (piece.markdown or "").strip("\n").split("\n")
+        return sum(max(1, -(-len(line) // width)) for line in lines)
+
+    def _catch_up(self, deadline: float) -> None:
+        """Render estimated pieces (the latest first: the likeliest to be scrolled to) until
+        `deadline`, and lay the view out again with their true heights."""
+        first = None
+        while self._estimated and time.perf_counter() < deadline:
+            first = self._estimated.pop()
+            self._make_exact(self._pieces[first])
+        if first is not None:
+            self._retop(first)
+            self._changed(layout=True)
+
+    def _make_exact(self, piece: _Piece) -> None:
+        piece.estimated = False
+        self._render_piece(piece)
+
+    def _retop(self, start: int) -> None:
+        """Place the pieces from `start` on again (a height before them changed)."""
+        del self._tops[start:]
+        previous = self._pieces[start - 1] if start else None
+        self._frozen_height = previous.top + previous.height if previous is not None else 0
+        for piece in self._pieces[start:]:
+            self._place(piece, previous)
+            previous = piece
 
     # -- rendering ----------------------------------------------------------------------------
 
@@ -206,7 +294,8 @@ class MarkdownView(StripsView):
         return lines
 
     def _render_tail(self) -> None:
-        if self._tail.strip():
+        # The tail follows the waiting blocks: while they wait, so does it.
+        if self._tail.strip() and not self._waiting:
             renderable = self._renderable(self._tail, self._tail_tokens)
             self._tail_lines = render_strips(self.palette, renderable, self._width)
         else:
@@ -228,20 +317,35 @@ class MarkdownView(StripsView):
 
     def _ensure_width(self, width: int) -> None:
         width = max(1, width)
-        if self._pending and self._width < 0:
+        if self._width < 0:
             # First layout: take in what the widget was created with. Later text arrives
             # through `flush`, a frame's worth at a time.
             self._fold_pending()
+            self._pieces.extend(self._waiting)
+            self._waiting.clear()
         if width == self._width:
             return
         self._width = width
         self._tops, self._frozen_height = [], 0
+        self._estimated.clear()
         previous = None
         for piece in self._pieces:
+            piece.estimated = False
             self._measure(piece, previous)
             previous = piece
         self._render_tail()
         self._lines_width = width
+
+    def _show_estimated(self, index: int) -> None:
+        """An estimated piece comes into view: render it, and lay out again if its height was
+        not the estimate (the next frame shows it in place)."""
+        piece = self._pieces[index]
+        estimate = piece.height
+        self._make_exact(piece)
+        self._estimated.remove(index)
+        if piece.height != estimate:
+            self._retop(index)
+            self.refresh(layout=True)
 
     # -- StripsView ---------------------------------------------------------------------------
 
@@ -270,7 +374,10 @@ class MarkdownView(StripsView):
             if index >= 0:
                 piece = self._pieces[index]
                 lines = piece.lines
-                if lines is None:
+                if piece.estimated:
+                    self._show_estimated(index)
+                    lines = piece.lines or []
+                elif lines is None:
                     lines = self._render_piece(piece)
                 else:
                     STRIPS.touch(piece)

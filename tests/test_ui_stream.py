@@ -1,0 +1,67 @@
+"""A flood of Markdown (a fast agent, a replay): the view shows its end at once, estimates the
+blocks that scroll past unseen, and ends up exactly as if it had rendered every block."""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
+
+from acp_tui.demo.texts import MARKDOWN_SHOWCASE
+from acp_tui.demo.turn import pieces
+from acp_tui.ui.widgets.markdown_view import MarkdownView
+
+FLOOD = (MARKDOWN_SHOWCASE + "\n\n") * 12
+
+
+class Flooded(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield MarkdownView(id="flooded")
+            yield MarkdownView(FLOOD, id="reference")  # rendered whole at its first layout
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).anchor()
+
+
+def lines(view: MarkdownView) -> list[str]:
+    return [view.render_line(y).text.rstrip() for y in range(view.virtual_size.height)]
+
+
+async def wait_for(condition: object, timeout: float = 10) -> None:
+    async def poll() -> None:
+        while not condition():  # type: ignore[operator]
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(poll(), timeout)
+
+
+async def test_a_flood_ends_exactly_as_if_every_block_had_been_rendered() -> None:
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded = app.query_one("#flooded", MarkdownView)
+        reference = app.query_one("#reference", MarkdownView)
+        await pilot.pause()
+        for chunk in pieces(FLOOD, 3):
+            flooded.append(chunk)
+        await wait_for(lambda: flooded.shown)
+        assert not flooded.settled  # blocks that scrolled past unseen are still estimates
+        await wait_for(lambda: flooded.settled)
+        await pilot.pause()
+        assert flooded.source == FLOOD
+        assert flooded.virtual_size.height == reference.virtual_size.height
+        assert lines(flooded) == lines(reference)
+
+
+async def test_an_estimated_block_is_rendered_when_it_comes_into_view() -> None:
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded = app.query_one("#flooded", MarkdownView)
+        reference = app.query_one("#reference", MarkdownView)
+        await pilot.pause()
+        flooded.append(FLOOD)
+        await wait_for(lambda: flooded.shown)
+        assert not flooded.settled
+        shown = [flooded.render_line(y).text.rstrip() for y in range(20)]
+        assert shown == lines(reference)[:20]
