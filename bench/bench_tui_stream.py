@@ -29,7 +29,8 @@ Also, with `--startup`: time from process start to the first frame on the demo a
 
 Targets (issue 14): acp-tui >= 6,000 chunks/s with no timer delay over 20 ms; typing while
 streaming 200 chunks/s for 60 s: median <= 10 ms, worst <= 33 ms. Last measured (2 shared
-cores): before 4,745 chunks/s, 14 ms; typing 42.4 ms median, 126.7 ms worst (no stream 2.7 ms).
+cores): 8,067 chunks/s (before: 4,745), worst timer delay 11.5 ms (14.4), every height exact
+1.8 s later; typing median 2.2 ms (42.4), worst 22.1 ms (126.7), no stream 2.7 ms.
 For `--startup` and `--memory`, see bench/README.md.
 
 Run: python bench/bench_tui_stream.py [--chunks 20000] [--runs 3] [--textual] [--startup]
