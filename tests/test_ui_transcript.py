@@ -116,17 +116,22 @@ async def test_search_fold_and_copy_reach_released_blocks(
         await pilot.press("j")
         thought = app.focused
         assert isinstance(thought, Thought) and not thought.expanded
+        item = thought.item
         await pilot.press("enter")
         assert thought.expanded
         await pilot.press("c")
-        assert copied[-1] == thought.item.text
-        # Released far away, then mounted again: still open.
+        assert copied[-1] == item.text
+        # Released far away (its widget may show another thought by then), then mounted
+        # again: still open.
         await pilot.press("escape", "ctrl+end")
-        await wait_until(pilot, lambda: transcript.block_for(thought.item) is None)
-        transcript.reveal(thought.item)
-        await wait_until(pilot, lambda: on_screen(app, thought.item))
-        again = transcript.block_for(thought.item)
-        assert isinstance(again, Thought) and again is not thought and again.expanded
+        await wait_until(pilot, lambda: transcript.block_for(item) is None)
+        transcript.reveal(item)
+        await wait_until(pilot, lambda: on_screen(app, item))
+        again = transcript.block_for(item)
+        assert isinstance(again, Thought) and again.item is item and again.expanded
+        # Other thoughts shown meanwhile (reusing released blocks) stay folded.
+        others = [b for b in transcript.blocks if isinstance(b, Thought) and b is not again]
+        assert others and not any(other.expanded for other in others)
 
 
 async def test_block_keys_cross_the_window(tmp_path: Path) -> None:

@@ -65,10 +65,18 @@ class Block(Widget):
         return Strip.blank(self.size.width, self.visual_style.rich_style)
 
     @property
-    def released(self) -> bool:
-        """The transcript let go of the block, or Textual is removing it: a block released
-        before its `on_mount` has no children to fill in."""
-        return not self.display
+    def composed(self) -> bool:
+        """Whether its children exist: Textual composes nothing into a block it is already
+        removing (one the transcript released as soon as it was mounted)."""
+        return bool(self.children)
+
+    def rebind(self, item: Any) -> None:
+        """Show `item` instead, as a new block would (the transcript reuses released blocks:
+        cheaper than new ones, and no garbage for the collector)."""
+        self.item = item
+        self.folded_by_user = False
+        self.expanded = False
+        self.sync()
 
     def sync(self, delta: Any = None) -> None:
         """The item changed (`delta` is what was appended, when it was an append)."""

@@ -92,6 +92,12 @@ class AgentMessage(Block):
         self._composed = True
         yield from self._parts
 
+    def rebind(self, item: Any) -> None:
+        self._view.clear()
+        self._fed = 0
+        self._revision = item.revision
+        super().rebind(item)
+
     def sync(self, delta: Any = None) -> None:
         if self.item.revision != self._revision:
             # Replaced, not appended to: start over.

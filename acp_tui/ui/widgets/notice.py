@@ -60,11 +60,17 @@ class NoticeLine(Block):
         yield Static()
 
     def on_mount(self) -> None:
-        if self.released:
+        if not self.composed:
             return
         self._ready = True
         self.add_class(f"-{self.item.severity}")
         self.sync()
+
+    def rebind(self, item: Any) -> None:
+        self.remove_class(f"-{self.item.severity}")
+        super().rebind(item)
+        if self._ready:
+            self.add_class(f"-{item.severity}")
 
     def can_expand(self) -> bool:
         if self.item.severity == "changes":

@@ -77,7 +77,7 @@ class PlanView(Block):
         yield Static()
 
     def on_mount(self) -> None:
-        if self.released:
+        if not self.composed:
             return
         self._ready = True
         self.border_title = "Plan"

@@ -14,8 +14,8 @@ from acp_tui.ui.widgets.markdown_view import MarkdownView
 
 
 class Thought(Block):
-    """A thought: open while it streams (`streaming`), folded to one line when something
-    follows it (unless the user opened it), reopened with Enter or a click."""
+    """A thought: open while it streams, folded to one line when something follows it (unless
+    the user opened it), reopened with Enter or a click."""
 
     DEFAULT_CSS = """
     Thought {
@@ -39,20 +39,13 @@ class Thought(Block):
 
     item: Message
 
-    def __init__(
-        self,
-        item: Message,
-        *,
-        streaming: bool = True,
-        id: str | None = None,
-        classes: str | None = None,
-    ):
+    def __init__(self, item: Message, *, id: str | None = None, classes: str | None = None):
         super().__init__(item, id=id, classes=classes)
         self._view = MarkdownView()
         self._title = Static(classes="thought--title")
         self._fed = 0
         self._revision = item.revision
-        self.expanded = streaming
+        self.expanded = True
         self._feed()
 
     def compose(self) -> ComposeResult:
@@ -74,6 +67,12 @@ class Thought(Block):
         """Something came after the thought: fold it, unless the user chose otherwise."""
         if not self.folded_by_user:
             self.expanded = False
+
+    def rebind(self, item: Any) -> None:
+        self._view.clear()
+        self._fed = 0
+        self._revision = item.revision
+        super().rebind(item)
 
     def sync(self, delta: Any = None) -> None:
         if self.item.revision != self._revision:

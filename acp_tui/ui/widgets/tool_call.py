@@ -213,7 +213,7 @@ class ToolCallCard(Block):
         yield RenderView(self._raw, classes="tool--raw")
 
     def on_mount(self) -> None:
-        if self.released:
+        if not self.composed:
             return
         self._ready = True
         self.sync()

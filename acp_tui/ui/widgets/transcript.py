@@ -52,6 +52,10 @@ AHEAD = 1.0
 BEHIND = 3.0
 """Screens beyond the view past which blocks are released (more than `AHEAD`, so that
 scrolling back and forth does not mount and release the same blocks)."""
+SPARE = 8
+"""Released blocks of each kind kept (hidden) for reuse. A block made anew costs its
+composition and styling, and a released one is garbage that only a full collection frees: a
+stall, and memory that grows until then."""
 
 
 class Spacer(Widget):
@@ -130,6 +134,8 @@ class Transcript(VerticalScroll, can_focus=False):
         self._folds: dict[int, bool] = {}
         """The user's choice to open or close a block (by item), kept while it is released."""
         self._open_thoughts: list[Thought] = []
+        self._spare: dict[type[Block], list[Block]] = {}
+        """Released blocks by kind, hidden, to show other items of their kind."""
         self._update_scheduled = False
         self._arranged: DockArrangeResult | None = None
         self._placed: dict[Widget, int] = {}
@@ -172,6 +178,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._changed.clear()
         self._folds.clear()
         self._open_thoughts.clear()
+        self._spare.clear()
         self._placed = {}
         self.state = state
         self.root = root
@@ -240,7 +247,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._offsets = None
         self._window.append(block)
         self._blocks[id(item)] = block
-        self.mount(block, before=self._below)
+        self._place(block, before=self._below)
         if isinstance(block, Thought):
             self._open_thoughts.append(block)
         self._schedule_update()  # blocks far above can go
@@ -267,22 +274,23 @@ class Transcript(VerticalScroll, can_focus=False):
         self._open_thoughts.clear()
 
     def _block_for(self, item: TimelineItem) -> Block:
-        assert self.state is not None
+        """A block showing `item`: a spare one of its kind if there is one, else a new one."""
+        state = self.state
+        assert state is not None
+        kind = _kind_of(item)
+        spare = self._spare.get(kind)
         block: Block
-        if isinstance(item, Message):
-            if item.role == "user":
-                block = UserMessage(item)
-            elif item.role == "thought":
-                streaming = self.state.timeline[-1] is item and self.state.status != "idle"
-                block = Thought(item, streaming=streaming)
-            else:
-                block = AgentMessage(item)
-        elif isinstance(item, ToolCallState):
-            block = ToolCallCard(item, self.state, self.root)
-        elif isinstance(item, PlanState):
-            block = PlanView(item)
+        if spare:
+            block = spare.pop()
+            block.rebind(item)
+            block.display = True
+        elif kind is ToolCallCard:
+            block = ToolCallCard(item, state, self.root)  # type: ignore[arg-type]
         else:
-            block = NoticeLine(item)
+            block = kind(item)
+        if kind is Thought:
+            # Open while it streams; folded once something came after it.
+            block.expanded = state.timeline[-1] is item and state.status != "idle"
         expanded = self._folds.get(id(item))
         if expanded is not None:
             block.folded_by_user = True
@@ -442,10 +450,21 @@ class Transcript(VerticalScroll, can_focus=False):
         if start < self._first:
             self._window[:0] = blocks
             self._first = start
-            self.mount_all(blocks, after=self._above)
+            for block in reversed(blocks):
+                self._place(block, after=self._above)
         else:
             self._window.extend(blocks)
-            self.mount_all(blocks, before=self._below)
+            for block in blocks:
+                self._place(block, before=self._below)
+
+    def _place(
+        self, block: Block, *, before: Widget | None = None, after: Widget | None = None
+    ) -> None:
+        """Mount a new block, or move a reused one, next to `before` or `after`."""
+        if block.parent is self:
+            self.move_child(block, before=before, after=after)
+        else:
+            self.mount(block, before=before, after=after)
 
     def _release(self, blocks: list[Block]) -> None:
         """Unmount `blocks` (from one end of the window), keeping what the user chose."""
@@ -458,13 +477,21 @@ class Transcript(VerticalScroll, can_focus=False):
                 # Textual would focus (and scroll to) a neighbour: the screen chooses instead.
                 self.screen.set_focus(None)
                 self.post_message(self.FocusReleased())
-            # Removing takes a while; hidden, the block leaves the layout in the same pass as
-            # the spacer takes its height.
+            # Hidden, the block leaves the layout in the same pass as the spacer takes its
+            # height (removing takes a while).
             block.display = False
         released = set(blocks)
         self._window = [block for block in self._window if block not in released]
         self._open_thoughts = [t for t in self._open_thoughts if t not in released]
-        self.remove_children(blocks)
+        excess: list[Block] = []
+        for block in blocks:
+            spare = self._spare.setdefault(type(block), [])
+            if len(spare) < SPARE and block.composed:
+                spare.append(block)
+            else:
+                excess.append(block)
+        if excess:
+            self.remove_children(excess)
 
     def _show_range(self, start: int, end: int) -> None:
         """Mount items `start` to `end` instead of the window (a jump)."""
@@ -562,3 +589,14 @@ class Transcript(VerticalScroll, can_focus=False):
         """Browse the blocks from the last one (mounted again if the view is far above)."""
         if self.state is not None and self.state.timeline:
             self.reveal(self.state.timeline[-1])
+
+
+def _kind_of(item: TimelineItem) -> type[Block]:
+    """The block class that shows `item`."""
+    if isinstance(item, Message):
+        return {"user": UserMessage, "thought": Thought}.get(item.role, AgentMessage)
+    if isinstance(item, ToolCallState):
+        return ToolCallCard
+    if isinstance(item, PlanState):
+        return PlanView
+    return NoticeLine
