@@ -18,8 +18,8 @@ Paths, each run several times in this one process, interleaved, medians reported
 With `--typing`: keystroke-to-screen latency in the real app (`demo_app`, 120x40, headless)
 while a real agent process (`child_agent` below, started by the app as any agent) streams the
 same Markdown at `--rate` chunks/s for `--typing-seconds`; and, as the baseline, with no stream.
-A key goes into the prompt every 100 ms, posted as `Pilot.press` posts it; its time runs until
-the first screen update that shows the prompt holding it. The hook is `App._display`: the
+A key goes into the prompt every 100 ms (every tenth a Backspace), posted as `Pilot.press`
+posts it; its time runs until the first screen update that shows the prompt holding its effect. The hook is `App._display`: the
 compositor hands it every update (the changed lines of the screen, composited); headless,
 Textual stops there, so the hook also serialises the update as the terminal driver would
 (`render_segments`) before taking the time (see `PaintWatch`).
@@ -284,6 +284,9 @@ TYPED = "the quick brown fox jumps over the lazy dog "
 """What the bench types, a key at a time (cleared, unmeasured, when a line is full)."""
 KEY_GAP = 0.1
 """Seconds between two keystrokes: a fast typist (10 keys/s)."""
+BACKSPACE_EVERY = 10
+"""Every tenth key is a Backspace (a typo undone): editing keys take another path than
+characters (the editor's key bindings), and are timed too."""
 
 
 def child_agent(rate: float, seconds: float) -> None:
@@ -375,34 +378,39 @@ class PaintWatch:
         painted.set_result(now)
 
 
-def press(app: App[Any], character: str) -> None:
+def press(app: App[Any], key: str) -> None:
     """Post a key press as `Pilot.press` does (the same `Key` event, through the headless
     driver), without Pilot's wait for the app to go idle afterwards: under a stream that wait
     takes up to two seconds a key, and here the screen update is what is waited for."""
     from textual import events
 
-    key = "space" if character == " " else character
+    character = " " if key == "space" else key if len(key) == 1 else None
     event = events.Key(key, character)
     event.set_sender(app)
     app._driver.send_message(event)  # type: ignore[union-attr]
 
 
 async def type_and_time(app: App[Any], pilot: Any, prompt: Any, seconds: float) -> list[float]:
-    """Type `TYPED` into `prompt` a key every `KEY_GAP` s for `seconds`; each key's time from
-    being posted (Pilot's press) to the first screen update showing it."""
+    """Type `TYPED` into `prompt` a key every `KEY_GAP` s for `seconds` (with a Backspace every
+    `BACKSPACE_EVERY` keys); each key's time from being posted (Pilot's press) to the first
+    screen update showing its effect."""
     watch = PaintWatch(app, prompt)
     latencies: list[float] = []
     deadline = time.perf_counter() + seconds
     index = 0
     while time.perf_counter() < deadline:
-        character = TYPED[index % len(TYPED)]
         index += 1
         if len(prompt.text) >= 60:
             prompt.clear()  # not timed
             await pilot.pause(KEY_GAP)
-        painted = watch.expect(prompt.text + character)
+        if index % BACKSPACE_EVERY == 0 and prompt.text:
+            key, expected = "backspace", prompt.text[:-1]
+        else:
+            character = TYPED[index % len(TYPED)]
+            key, expected = ("space" if character == " " else character), prompt.text + character
+        painted = watch.expect(expected)
         started = time.perf_counter()
-        press(app, character)
+        press(app, key)
         latencies.append(await asyncio.wait_for(painted, 5) - started)
         await asyncio.sleep(KEY_GAP)
     return latencies

@@ -72,3 +72,17 @@ async def test_nothing_is_painted_when_the_widget_needs_a_layout() -> None:
         assert written == []
         await pilot.pause()
         assert any("four" in text for _, text in written)
+
+
+async def test_an_editing_key_is_painted_by_the_prompt_too() -> None:
+    app = PromptApp()
+    async with app.run_test(size=(60, 10)) as pilot:
+        prompt = app.query_one(PromptInput)
+        prompt.focus()
+        await pilot.pause()
+        await pilot.press("x", "y")
+        assert prompt.text == "xy"
+        written = capture_displays(app)
+        await pilot.press("backspace")
+        assert prompt.text == "x"
+        assert written[0][0] == "paint_now"

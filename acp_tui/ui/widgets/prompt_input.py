@@ -143,10 +143,23 @@ class PromptInput(TextArea):
             event.prevent_default()
             self.post_message(self.HistoryMove(1))
             return
-        before = self.selection
-        await super()._on_key(event)
-        if self.selection != before:
-            paint_now(self)  # the key went into the text: show it before the next frame
+        before = (self.selection, self.text)
+        if await self._run_own_binding(key):
+            event.stop()
+            event.prevent_default()
+        else:
+            await super()._on_key(event)
+        if (self.selection, self.text) != before:
+            paint_now(self)  # the key changed the text or moved the cursor: show it now
+
+    async def _run_own_binding(self, key: str) -> bool:
+        """Run the prompt's own binding for `key` (the editor's: delete, move, undo...) here,
+        as the app would once the key had bubbled up to it: each hop on the way waits behind
+        whatever the loop runs meanwhile (a stream's frames)."""
+        for binding in self._bindings.key_to_bindings.get(key, ()):
+            if not binding.priority and await self.app.run_action(binding.action, self):
+                return True
+        return False
 
     async def _on_paste(self, event: events.Paste) -> None:
         # Runs before TextArea's own paste, which inserts the text unless this prevents it.
