@@ -7,6 +7,7 @@ from typing import Any
 
 from textual._compositor import ChopsUpdate
 from textual.app import App, ComposeResult
+from textual.pilot import Pilot
 
 from acp_tui.ui.paint import paint_now
 from acp_tui.ui.widgets.prompt_input import PromptInput
@@ -34,12 +35,17 @@ def capture_displays(app: App[Any]) -> list[tuple[str, str]]:
     return written
 
 
+async def focused_prompt(pilot: Pilot[None]) -> PromptInput:
+    prompt = pilot.app.query_one(PromptInput)
+    prompt.focus()
+    await pilot.pause()
+    return prompt
+
+
 async def test_paint_now_puts_the_change_on_screen_before_returning() -> None:
     app = PromptApp()
     async with app.run_test(size=(60, 10)) as pilot:
-        prompt = app.query_one(PromptInput)
-        prompt.focus()
-        await pilot.pause()
+        prompt = await focused_prompt(pilot)
         written = capture_displays(app)
         prompt.insert("zq7")
         paint_now(prompt)
@@ -50,9 +56,7 @@ async def test_paint_now_puts_the_change_on_screen_before_returning() -> None:
 async def test_a_typed_key_is_painted_by_the_prompt_not_the_next_frame() -> None:
     app = PromptApp()
     async with app.run_test(size=(60, 10)) as pilot:
-        prompt = app.query_one(PromptInput)
-        prompt.focus()
-        await pilot.pause()
+        prompt = await focused_prompt(pilot)
         written = capture_displays(app)
         await pilot.press("q")
         assert prompt.text == "q"
@@ -63,8 +67,7 @@ async def test_a_typed_key_is_painted_by_the_prompt_not_the_next_frame() -> None
 async def test_nothing_is_painted_when_the_widget_needs_a_layout() -> None:
     app = PromptApp()
     async with app.run_test(size=(60, 10)) as pilot:
-        prompt = app.query_one(PromptInput)
-        await pilot.pause()
+        prompt = await focused_prompt(pilot)
         written = capture_displays(app)
         prompt.insert("one\ntwo\nthree\nfour")  # taller: the next frame lays it out
         prompt.refresh(layout=True)
@@ -77,9 +80,7 @@ async def test_nothing_is_painted_when_the_widget_needs_a_layout() -> None:
 async def test_an_editing_key_is_painted_by_the_prompt_too() -> None:
     app = PromptApp()
     async with app.run_test(size=(60, 10)) as pilot:
-        prompt = app.query_one(PromptInput)
-        prompt.focus()
-        await pilot.pause()
+        prompt = await focused_prompt(pilot)
         await pilot.press("x", "y")
         assert prompt.text == "xy"
         written = capture_displays(app)

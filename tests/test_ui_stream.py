@@ -7,6 +7,7 @@ import asyncio
 
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.pilot import Pilot
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
@@ -37,16 +38,24 @@ async def wait_for(condition: object, timeout: float = 10) -> None:
     await asyncio.wait_for(poll(), timeout)
 
 
+async def flood(pilot: Pilot[None], chunks: list[str]) -> tuple[MarkdownView, MarkdownView]:
+    """Append `chunks` to the flooded view at once; (it, the reference) once all is shown, with
+    estimates left (blocks that scrolled past unseen)."""
+    app = pilot.app
+    flooded = app.query_one("#flooded", MarkdownView)
+    reference = app.query_one("#reference", MarkdownView)
+    await pilot.pause()
+    for chunk in chunks:
+        flooded.append(chunk)
+    await wait_for(lambda: flooded.shown)
+    assert not flooded.settled
+    return flooded, reference
+
+
 async def test_a_flood_ends_exactly_as_if_every_block_had_been_rendered() -> None:
     app = Flooded()
     async with app.run_test(size=(100, 30)) as pilot:
-        flooded = app.query_one("#flooded", MarkdownView)
-        reference = app.query_one("#reference", MarkdownView)
-        await pilot.pause()
-        for chunk in pieces(FLOOD, 3):
-            flooded.append(chunk)
-        await wait_for(lambda: flooded.shown)
-        assert not flooded.settled  # blocks that scrolled past unseen are still estimates
+        flooded, reference = await flood(pilot, pieces(FLOOD, 3))
         await wait_for(lambda: flooded.settled)
         await pilot.pause()
         assert flooded.source == FLOOD
@@ -57,11 +66,6 @@ async def test_a_flood_ends_exactly_as_if_every_block_had_been_rendered() -> Non
 async def test_an_estimated_block_is_rendered_when_it_comes_into_view() -> None:
     app = Flooded()
     async with app.run_test(size=(100, 30)) as pilot:
-        flooded = app.query_one("#flooded", MarkdownView)
-        reference = app.query_one("#reference", MarkdownView)
-        await pilot.pause()
-        flooded.append(FLOOD)
-        await wait_for(lambda: flooded.shown)
-        assert not flooded.settled
+        flooded, reference = await flood(pilot, [FLOOD])
         shown = [flooded.render_line(y).text.rstrip() for y in range(20)]
         assert shown == lines(reference)[:20]
