@@ -29,8 +29,9 @@ Also, with `--startup`: time from process start to the first frame on the demo a
 
 Targets (issue 14): acp-tui >= 6,000 chunks/s with no timer delay over 20 ms; typing while
 streaming 200 chunks/s for 60 s: median <= 10 ms, worst <= 33 ms. Last measured (2 shared
-cores): 8,067 chunks/s (before: 4,745), worst timer delay 11.5 ms (14.4), every height exact
-1.8 s later; typing median 2.2 ms (42.4), worst 22.1 ms (126.7), no stream 2.7 ms.
+cores, two runs): 8,604 and 8,793 chunks/s (before: 4,745), worst timer delay 11.5 and
+14.5 ms (14.4), every height exact ~2 s later; typing median 2.3 and 2.4 ms (42.4), worst 31.8
+and 24.5 ms (126.7), no stream 2.7 ms.
 For `--startup` and `--memory`, see bench/README.md.
 
 Run: python bench/bench_tui_stream.py [--chunks 20000] [--runs 3] [--textual] [--startup]
