@@ -152,7 +152,7 @@ class MarkdownView(StripsView):
             self._timer.stop()
             self._timer = None
         self._last_flush = time.monotonic()
-        if self.settled:
+        if not (self._pending or self._waiting or self._estimated):
             return
         if self._width < 0:
             self._changed(layout=True)  # not measured yet: the first layout takes it all in
