@@ -246,9 +246,21 @@ class MarkdownView(StripsView):
             self._place(piece, previous)
 
     def _estimate(self, piece: _Piece) -> int:
-        """About how many lines `piece` takes: its lines, wrapped at the width."""
-        width = max(8, self._width - 4)
+        """About how many lines `piece` takes: its lines, wrapped at the width, less a fence's
+        delimiters (its language shows as a label), plus a top heading's rule; a table's rows
+        do not wrap (Rich narrows the columns instead)."""
         lines = (piece.markdown or "").strip("\n").split("\n")
+        first = lines[0]
+        if first.startswith(("```", "~~~")):
+            code = lines[1:-1] if len(lines) > 1 and lines[-1].startswith(first[:3]) else lines[1:]
+            return (1 if first[3:].strip() else 0) + self._wrapped(code, self._width - 2)
+        if first.startswith("|"):
+            return len(lines)
+        return self._wrapped(lines, self._width - 4) + (1 if first.startswith("# ") else 0)
+
+    @staticmethod
+    def _wrapped(lines: list[str], width: int) -> int:
+        width = max(8, width)
         return sum(max(1, -(-len(line) // width)) for line in lines)
 
     def _catch_up(self, deadline: float) -> None:
