@@ -3,7 +3,8 @@
 Each figure is taken on the real app (`AcpApp`, headless through `run_test`, 120x40):
 
 - memory: a session of 2,000 answers of 2 KB Markdown (and their prompts) is shown, scrolled
-  to the top and back to the end; RSS then (target <= 100 MB).
+  to the top and back to the end; RSS then (target <= 100 MB): `bench_tui_stream`'s
+  `bench_memory`, run in a process of its own.
 - scroll: 20,000 timeline items of mixed kinds (prompts, thoughts, Markdown answers, edits with
   diffs, commands in terminals, plans: `acp_tui/demo/long_session.py`, replayed by the real
   demo agent over v2 so terminals are terminals) are scrolled from the top to the bottom a
@@ -45,10 +46,10 @@ for _name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_H
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 import msgspec  # noqa: E402
+from bench_tui_stream import bench_memory, rss_mb  # noqa: E402
 
 from acp_tui.cli import DEMO_AGENT  # noqa: E402
 from acp_tui.demo.long_session import write_long_session  # noqa: E402
-from acp_tui.demo.texts import MARKDOWN_SHOWCASE  # noqa: E402
 from acp_tui.session import controller  # noqa: E402
 from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, Session  # noqa: E402
 from acp_tui.session.state import SessionState  # noqa: E402
@@ -63,14 +64,6 @@ TICK = 0.016
 UPDATES = 20_000
 WORKSPACE = demo_workspace(SCRATCH / "workspace")
 DEMO_DATA = SCRATCH / "demo-sessions"
-
-
-def rss_mb() -> float:
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 class OfflineApp(AcpApp):
@@ -136,48 +129,6 @@ class Ticker:
 
     def stop(self) -> None:
         self.task.cancel()
-
-
-# -- memory -----------------------------------------------------------------------------------
-
-
-def answers_state(messages: int) -> SessionState:
-    from acp_tui.protocol.content import text_block
-    from acp_tui.protocol.updates import AgentMessageChunk
-    from acp_tui.session import reducer
-
-    state = SessionState(session_id="sess_bench")
-    answer = MARKDOWN_SHOWCASE[:2048]
-    for index in range(messages):
-        reducer.begin_turn(state, [text_block(f"question {index}")])
-        update = AgentMessageChunk(content=text_block(answer), message_id=f"m{index}")
-        reducer.apply(state, update)
-        reducer.end_turn(state, "end_turn")
-    return state
-
-
-async def bench_memory(messages: int = 2000) -> tuple[float, float]:
-    """(RSS shown, RSS after scrolling to the top and back), in MB."""
-    app = OfflineApp(lambda: answers_state(messages))
-    async with app.run_test(size=SIZE) as pilot:
-        await asyncio.wait_for(app.started.wait(), 30)
-        await pilot.pause(0.5)
-        gc.collect()
-        shown = rss_mb()
-        transcript = app.chat.query_one(Transcript)
-        for _ in range(20):
-            transcript.scroll_home(animate=False, immediate=True)
-            await pilot.pause(0.05)
-        await pilot.press("ctrl+end")
-        await pilot.pause(0.2)
-        gc.collect()
-        after = rss_mb()
-        mounted = len(transcript.blocks)
-    print(
-        f"memory: {messages:,} answers of 2 KB: RSS {shown:.0f} MB shown, {after:.0f} MB after"
-        f" scrolling to the top and back ({mounted} blocks mounted)"
-    )
-    return shown, after
 
 
 # -- scrolling --------------------------------------------------------------------------------
@@ -382,7 +333,7 @@ def main() -> None:
     if args.only in (None, "open"):
         asyncio.run(bench_open(args.runs))
     if args.only == "memory":
-        asyncio.run(bench_memory())
+        asyncio.run(bench_memory(2000))
     elif args.only is None:  # in a process of its own: RSS counts nothing of the other runs
         subprocess.run([sys.executable, __file__, "--only", "memory"], check=True)
     if args.only in (None, "scroll"):

@@ -80,7 +80,9 @@ async def test_scrolling_mounts_what_comes_into_view_and_keeps_the_place(
         assert len(transcript.blocks) < WINDOW and not transcript.following
         # Page down through a stretch of history: every page shows blocks, the window moves.
         for _ in range(30):
-            await pilot.press("pagedown")
+            transcript.scroll_page_down(animate=False)
+            await pilot.pause()
+            assert any(b in app.chat._compositor.visible_widgets for b in transcript.blocks)
         await pilot.pause(0.1)
         shown = [b for b in transcript.blocks if b in app.chat._compositor.visible_widgets]
         assert shown and items.index(shown[0].item) > 20
