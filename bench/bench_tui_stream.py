@@ -19,10 +19,11 @@ With `--typing`: keystroke-to-screen latency in the real app (`demo_app`, 120x40
 while a real agent process (`child_agent` below, started by the app as any agent) streams the
 same Markdown at `--rate` chunks/s for `--typing-seconds`; and, as the baseline, with no stream.
 A key goes into the prompt every 100 ms (every tenth a Backspace), posted as `Pilot.press`
-posts it; its time runs until the first screen update that shows the prompt holding its effect. The hook is `App._display`: the
-compositor hands it every update (the changed lines of the screen, composited); headless,
-Textual stops there, so the hook also serialises the update as the terminal driver would
-(`render_segments`) before taking the time (see `PaintWatch`).
+posts it; its time runs until the first screen update that shows the prompt holding its
+effect. The hook is `App._display`: the compositor hands it every update (the changed lines
+of the screen, composited); headless, Textual stops there, so the hook also serialises the
+update as the terminal driver would (`render_segments`) before taking the time (see
+`PaintWatch`).
 
 Also, with `--startup`: time from process start to the first frame on the demo agent; and with
 `--memory`: RSS after a session of 2,000 messages of 2 KB Markdown is shown and scrolled.
