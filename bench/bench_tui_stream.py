@@ -4,7 +4,9 @@ One answer of 20,000 chunks (the demo agent's Markdown showcase, three words a c
 420 KB: headings, lists, tables, fenced code) is appended chunk by chunk to a message widget
 in a headless app (`App.run_test`), yielding to the event loop after every chunk the way a
 socket reader does. Meanwhile a 16 ms timer records how late it fires: the worst delay is the
-longest the screen could not react. A run ends when every chunk is on screen.
+longest the screen could not react. A run ends when every chunk is on screen; blocks that
+scrolled past unseen in a flood may still carry an estimated height then, so the time until
+every height is exact is reported too (the timer keeps running until then).
 
 Paths, each run several times in this one process, interleaved, medians reported:
 
@@ -12,7 +14,8 @@ Paths, each run several times in this one process, interleaved, medians reported
 - log (plain):  Textual's `Log` written once per frame: plain text through the Line API, the
                 cheapest way Textual shows streaming text (no Markdown at all);
 - acp-tui:      `MarkdownView`, the transcript's message body (finished blocks rendered once,
-                only the growing tail again, appends coalesced per frame).
+                only the growing tail again, appends coalesced per frame; in a flood only
+                the blocks that will be seen).
 - textual (opt): `Markdown.append` once per frame, on fewer chunks (it is far slower).
 
 With `--typing`: keystroke-to-screen latency in the real app (`demo_app`, 120x40, headless)
