@@ -95,6 +95,19 @@ async def test_scrolling_mounts_what_comes_into_view_and_keeps_the_place(
         await pilot.pause(0.1)
         page = transcript.scrollable_content_region.height
         assert top.is_attached and top.region.y == before + page
+        # Further up, blocks released below are shown again above (another item each): the
+        # place is kept all the same.
+        for _ in range(3):
+            first = transcript.blocks[0]
+            item, before = first.item, first.region.y
+            transcript.scroll_page_up(animate=False)
+            await pilot.pause()
+            assert transcript.block_for(item) is first and first.region.y == before + page
+        # The scrollbar dragged to the middle: the middle of the history is what shows.
+        transcript.scroll_to(y=transcript.max_scroll_y / 2, animate=False, immediate=True)
+        await pilot.pause(0.1)
+        shown = [b for b in transcript.blocks if b in app.chat._compositor.visible_widgets]
+        assert shown and 0.3 < items.index(shown[0].item) / len(items) < 0.7
         await pilot.press("ctrl+end")
         await wait_until(pilot, lambda: on_screen(app, items[-1]))
         assert transcript.following

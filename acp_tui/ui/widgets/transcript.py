@@ -471,6 +471,7 @@ class Transcript(VerticalScroll, can_focus=False):
         focused = self.screen.focused
         for block in blocks:
             self._blocks.pop(id(block.item), None)
+            self._placed.pop(block, None)  # shown again, it is another item elsewhere
             if block.folded_by_user:
                 self._folds[id(block.item)] = block.expanded
             if focused is not None and (focused is block or block in focused.ancestors):
