@@ -63,7 +63,7 @@ from textual.widgets import Log, Markdown
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
-from acp_tui.ui.render.markdown import warm_up
+from acp_tui.ui.render.lexers import warm_up
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 
 FRAME = 1 / 60

@@ -47,6 +47,9 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "acp_tui.records",
     "acp_tui.checkpoints",
     "acp_tui.auth",
+    "markdown_it",  # Markdown, parsed and rendered from the first message on
+    "rich.markdown",
+    "pygments",  # code highlighting, warmed up in a thread after the first frame
 )
 
 

@@ -10,7 +10,8 @@ from textual.containers import VerticalScroll
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.protocol.content import ContentBlock
-from acp_tui.ui.render.markdown import block_starts, finished_blocks, lexer_for_path, lexer_named
+from acp_tui.ui.render.lexers import lexer_for_path, lexer_named
+from acp_tui.ui.render.markdown import block_starts, finished_blocks
 from acp_tui.ui.render.strip_cache import StripCache
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 

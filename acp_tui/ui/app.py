@@ -31,7 +31,7 @@ from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.commands import app_commands
 from acp_tui.ui.conversation import Conversation
 from acp_tui.ui.history import PromptHistory, history_path
-from acp_tui.ui.render.markdown import warm_up
+from acp_tui.ui.render.lexers import warm_up
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader

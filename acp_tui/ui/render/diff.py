@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from rich.text import Text
 
-from acp_tui.ui.render.markdown import lexer_for_path
+from acp_tui.ui.render.lexers import lexer_for_path
 
 CONTEXT = 3
 MAX_ROWS = 2000
@@ -58,7 +58,7 @@ def _highlighted_lines(code: str, path: str, theme: str) -> list[Text] | None:
     lexer = lexer_for_path(path) if len(code) <= MAX_HIGHLIGHT else None
     if lexer is None or not code:
         return None
-    from rich.syntax import Syntax  # on first use: see render.markdown
+    from rich.syntax import Syntax  # on first use: see render.lexers
 
     syntax = Syntax(code, lexer, theme=theme)
     text = syntax.highlight(code)

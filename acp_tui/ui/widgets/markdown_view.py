@@ -24,8 +24,8 @@ import time
 from bisect import bisect_right
 from collections import deque
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from markdown_it.token import Token
 from rich.console import RenderableType
 from textual.geometry import Region
 from textual.strip import Strip
@@ -33,9 +33,11 @@ from textual.timer import Timer
 
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.ui.render.chips import chip_text
-from acp_tui.ui.render.markdown import TranscriptMarkdown, split_blocks
 from acp_tui.ui.render.strip_cache import STRIPS
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
+
+if TYPE_CHECKING:
+    from markdown_it.token import Token
 
 FRAME = 1 / 60
 """Seconds between two renders of a streaming tail: the screen cannot show more."""
@@ -194,6 +196,8 @@ class MarkdownView(StripsView):
         if budget is not None and len(text) > budget:
             text, rest = text[:budget], text[budget:]
             self._pending.append(rest)
+        from acp_tui.ui.render.markdown import split_blocks  # markdown_it: after the first frame
+
         blocks = split_blocks(self._tail + text)
         live = blocks.pop() if blocks else None
         self._tail = live.text if live is not None else ""
@@ -290,6 +294,8 @@ class MarkdownView(StripsView):
     # -- rendering ----------------------------------------------------------------------------
 
     def _renderable(self, markdown: str, tokens: list[Token] | None = None) -> RenderableType:
+        from acp_tui.ui.render.markdown import TranscriptMarkdown  # see _fold_pending
+
         palette = self.palette
         return TranscriptMarkdown(markdown, palette.code_theme, palette.code_background, tokens)
 

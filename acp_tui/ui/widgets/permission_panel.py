@@ -306,7 +306,7 @@ class PermissionPanel(Widget, can_focus=True):
             except (TypeError, ValueError):
                 code = repr(raw)
             palette = self.query_one(".permission--detail", RenderView).palette
-            from rich.syntax import Syntax  # on first use: see render.markdown
+            from rich.syntax import Syntax  # on first use: see render.lexers
 
             parts.append(Syntax(code, "json", theme=palette.code_theme, word_wrap=True))
         if not parts and request.tool_call_update is None and request.subject is None:

@@ -328,7 +328,7 @@ class ToolCallCard(Block):
         except (TypeError, ValueError):
             code = repr(raw)
         palette = self.query_one(".tool--raw", RenderView).palette
-        from rich.syntax import Syntax  # on first use: see render.markdown
+        from rich.syntax import Syntax  # on first use: see render.lexers
 
         return Syntax(
             code,
