@@ -100,8 +100,8 @@ def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -
     seen: set[Path] = set()
     for match in MENTION.finditer(text):
         relative = match.group(1).rstrip(".,;:!?)")
-        path = (root / relative).resolve()
-        if path in seen or not path.is_file() or not path.is_relative_to(root.resolve()):
+        path = _workspace_file(root, relative)
+        if path is None or path in seen:
             continue
         seen.add(path)
         block: ContentBlock | None = None
@@ -115,6 +115,18 @@ def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -
                     content.problems.append(f"{error}; it is sent as a link")
         content.blocks.append(block or _file_block(path, relative, embed=embed))
     return content
+
+
+def _workspace_file(root: Path, relative: str) -> Path | None:
+    """The file `relative` names inside the workspace, or None: a mention of a path outside
+    it (`../`, absolute, a link out), of no file, or one the system refuses to resolve (a name
+    too long, a loop of links) stays plain text."""
+    try:
+        path = (root / relative).resolve()
+        inside = path.is_relative_to(root.resolve())
+        return path if inside and path.is_file() else None
+    except (OSError, RuntimeError, ValueError):
+        return None
 
 
 def _file_block(path: Path, name: str, *, embed: bool) -> ContentBlock:

@@ -272,13 +272,13 @@ class ChatScreen(Screen[None]):
     @work(group="turn", exit_on_error=False)
     async def _run_turn(self, session: Session, queued: QueuedPrompt) -> None:
         text = queued.text
-        blocks = self._prompt_content(session, queued)
-        if self.context is not None:
-            blocks = [text_block(self.context), *blocks]
-            self.context = None
         stop_reason: str | None = None
         checkpoints = self.app.checkpoints
-        try:
+        try:  # whatever fails, later prompts are still sent (`_sending` is reset)
+            blocks = self._prompt_content(session, queued)
+            if self.context is not None:
+                blocks = [text_block(self.context), *blocks]
+                self.context = None
             await checkpoints.before_turn(session, text)
             # `prompt` marks the session busy before its first await: show it once it has.
             self.call_later(self._sync_busy)
