@@ -10,6 +10,8 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
+from acp_tui.config import AgentConfig
+from acp_tui.services.permissions import Rule
 from acp_tui.session.state import Message
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.commands import app_commands
@@ -117,6 +119,35 @@ async def test_a_background_permission_request_waits_for_you(tmp_path: Path) -> 
         await wait_idle(app, pilot)
         assert "Edited by the ACP demo agent" in (tmp_path / "workspace" / "app.py").read_text()
         await wait_until(pilot, lambda: "◆" not in _bar(app))
+
+
+async def test_an_agents_own_rules_never_answer_for_another_agent(tmp_path: Path) -> None:
+    """`[[agents.A.rule]]` allows everything for A; B, picked beside it, is still asked."""
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state", record=True)
+    assert app.startup is not None
+    app.startup.agent.rules = [Rule("*", "allow")]
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        first = app.conversation
+        other = AgentConfig("other", list(first.agent.command))
+        app.new_conversation(other)
+        await wait_until(pilot, lambda: len(app.conversations) == 2)
+        await wait_started(app, pilot)
+        second = app.conversation
+        assert second.agent is other
+
+        await send(app, pilot, "/edit b.py")
+        await wait_permission(app, pilot)  # asked: A's rule is not B's
+        assert second.chat is not None and second.chat.query_one(PermissionPanel).queue
+        await pilot.press("r")
+        await wait_idle(app, pilot)
+
+        await pilot.press("alt+1")
+        await send(app, pilot, "/edit a.py")
+        await wait_idle(app, pilot)  # answered by A's own rule, nobody asked
+        assert first.chat is not None and not first.chat.query_one(PermissionPanel).queue
+        assert (tmp_path / "workspace" / "a.py").exists()
+        assert not (tmp_path / "workspace" / "b.py").exists()  # rejected when asked
 
 
 async def test_closing_a_conversation_stops_its_agent(tmp_path: Path) -> None:

@@ -107,7 +107,6 @@ class AcpApp(App[int]):
         self._checkpoints: Checkpointer | None = None
         self._checkpoints_enabled = checkpoints
         self._config_dir = config_dir
-        self.policy = PermissionPolicy(permission)  # type: ignore[arg-type]
         self._shutting_down = False
         self._thresholds: tuple[int, int, int] | None = None
         self._last_input = time.monotonic()
@@ -186,6 +185,11 @@ class AcpApp(App[int]):
         return chat
 
     @property
+    def policy(self) -> PermissionPolicy | None:
+        """The shown conversation's permission rules (None until its agent starts)."""
+        return self.conversation.policy
+
+    @property
     def chat(self) -> ChatScreen:
         chat = self.conversation.chat
         assert chat is not None
@@ -217,7 +221,7 @@ class AcpApp(App[int]):
     async def _start_agent(self, conversation: Conversation) -> None:
         chat = conversation.chat
         assert chat is not None
-        self.policy = self._load_policy()
+        conversation.policy = self._load_policy(conversation.agent)
         # Here, not at the top: its JSON Schema validator is a tenth of the start-up's imports,
         # and nothing before the first frame needs it.
         from acp_tui.check.live import LiveCheck
@@ -477,18 +481,15 @@ class AcpApp(App[int]):
     def on_session_header_changed(self, event: SessionHeader.Changed) -> None:
         self.refresh_session_bars()
 
-    def _load_policy(self) -> PermissionPolicy:
+    def _load_policy(self, agent: AgentConfig) -> PermissionPolicy:
+        """The saved rules with `agent`'s own from the config: an agent's rules apply to the
+        conversations that run it, never to another agent picked beside it."""
         mode = self.permission
-        startup = self.startup
         try:
-            if startup is not None:
-                return load_policy(mode, startup.agent, self._config_dir)  # type: ignore[arg-type]
-            return PermissionPolicy.load(mode, self._config_dir)  # type: ignore[arg-type]
+            return load_policy(mode, agent, self._config_dir)  # type: ignore[arg-type]
         except PermissionRulesError as error:
             self.notify(str(error), title="Permission rules ignored", severity="warning")
-        if startup is not None:
-            return AgentPolicy(mode, agent_rules=startup.agent.rules)  # type: ignore[arg-type]
-        return PermissionPolicy(mode)  # type: ignore[arg-type]
+        return AgentPolicy(mode, agent_rules=agent.rules)  # type: ignore[arg-type]
 
     async def _open_session(self, conversation: Conversation) -> Session:
         """A new session, or the one `--resume` names (the first conversation only), signed
@@ -595,9 +596,15 @@ class AcpApp(App[int]):
     def answer_by_policy(self, pending: PendingPermission) -> bool:
         """Answer `pending` by a saved rule or the `--permission` mode, with a dim notice
         saying which; False when the user is to decide."""
+        conversation = next(
+            (c for c in self.conversations if c.session is pending.session), self.conversation
+        )
+        policy = conversation.policy
+        if policy is None:
+            return False
         call = pending.tool_call
         kind = call.kind if call is not None else None
-        decision = self.policy.decide(pending.request, kind, workspace=self.options.cwd)
+        decision = policy.decide(pending.request, kind, workspace=self.options.cwd)
         if decision.ask:
             return False
         if decision.outcome == "selected" and decision.option_id is not None:
@@ -617,15 +624,21 @@ class AcpApp(App[int]):
         return True
 
     def save_rule(self, rule: Rule) -> None:
-        """Add `rule` to the policy and write the rules file (a failure: a warning)."""
-        self.policy.add_rule(rule)
+        """Add `rule` to the saved rules and write them (a failure: a warning). The saved rules
+        are every conversation's: each one's policy gets it, beside its own agent's rules."""
+        policy = self.conversation.policy
+        if policy is None:
+            return
+        for conversation in self.conversations:
+            if conversation.policy is not None:
+                conversation.policy.add_rule(rule)
         try:
-            self.policy.save()
+            policy.save()
         except OSError as error:
             self.notify(str(error), title="Rule not saved", severity="error")
             return
         if self.session is not None:
-            self.session.notice("auto", f"rule saved: {rule.describe()}", str(self.policy.path))
+            self.session.notice("auto", f"rule saved: {rule.describe()}", str(policy.path))
 
     # -- quitting -----------------------------------------------------------------------------
 

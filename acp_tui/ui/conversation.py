@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from acp_tui.check.live import LiveCheck
     from acp_tui.config import AgentConfig
     from acp_tui.records import Opened
+    from acp_tui.services.permissions import PermissionPolicy
     from acp_tui.session.controller import AgentClient, ClientOptions, Session
     from acp_tui.ui.chat_screen import ChatScreen
 
@@ -46,6 +47,9 @@ class Conversation:
         self.options = options
         """What its agent is started with: the app's for the first conversation, a copy for
         each later one (an `env_var` sign-in changes only that conversation's env)."""
+        self.policy: PermissionPolicy | None = None
+        """Its permission rules: the saved ones and its own agent's from the config (loaded
+        as the agent starts; another conversation's agent never answers by them)."""
         self.chat: ChatScreen | None = None
         self.client: AgentClient | None = None
         self.session: Session | None = None
