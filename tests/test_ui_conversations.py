@@ -4,13 +4,19 @@ a session bar saying which works, which waits for you and which is idle."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
+from acp_tui import records
 from acp_tui.config import AgentConfig
+from acp_tui.protocol.jsonrpc import RpcError
+from acp_tui.records import SessionEntry
 from acp_tui.services.permissions import Rule
 from acp_tui.session.state import Message
 from acp_tui.ui.app import AcpApp
@@ -26,6 +32,7 @@ from acp_tui.ui.pilot import (
     wait_started,
     wait_until,
 )
+from acp_tui.ui.screens import SessionsScreen
 from acp_tui.ui.screens.help import KEYS
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.session_bar import SessionBar
@@ -148,6 +155,53 @@ async def test_an_agents_own_rules_never_answer_for_another_agent(tmp_path: Path
         assert first.chat is not None and not first.chat.query_one(PermissionPanel).queue
         assert (tmp_path / "workspace" / "a.py").exists()
         assert not (tmp_path / "workspace" / "b.py").exists()  # rejected when asked
+
+
+async def test_sessions_are_listed_and_filed_under_the_agent_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+O in B, then Alt+1 while the sessions are listed or opened: still B's name."""
+    named: list[tuple[str, str]] = []
+
+    def showing_the_first(call: str, function: Any) -> Any:
+        async def spy(client: Any, store: Any, agent: str, *args: Any, **kwargs: Any) -> Any:
+            app.action_show_conversation(1)  # the user looks elsewhere during the await
+            await asyncio.sleep(0)
+            named.append((call, agent))
+            return await function(client, store, agent, *args, **kwargs)
+
+        return spy
+
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state", record=True)
+    monkeypatch.setattr(records, "list_sessions", showing_the_first("list", records.list_sessions))
+    monkeypatch.setattr(
+        records, "open_conversation", showing_the_first("open", records.open_conversation)
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        first = app.conversation
+        app.new_conversation(AgentConfig("other", list(first.agent.command)))
+        await wait_until(pilot, lambda: len(app.conversations) == 2)
+        await wait_started(app, pilot)
+        second = app.conversation
+        assert second.session is not None
+        app.action_sessions()
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        assert named == [("list", "other")]
+        await pilot.press("escape")
+        app.action_show_conversation(2)
+        assert second.client is not None
+        close_session = second.client.close_session
+
+        async def close_looking_elsewhere(session: Any) -> None:
+            app.action_show_conversation(1)
+            await close_session(session)
+
+        monkeypatch.setattr(second.client, "close_session", close_looking_elsewhere)
+        entry = SessionEntry(second.session.id, None, None, str(tmp_path / "workspace"))
+        with contextlib.suppress(RpcError):  # the demo (--no-persist) cannot reopen it
+            await app.switch_session(entry, second)
+        assert named[1] == ("open", "other")
 
 
 async def test_closing_a_conversation_stops_its_agent(tmp_path: Path) -> None:

@@ -370,7 +370,7 @@ class AcpApp(App[int]):
     async def sign_out(self) -> None:
         """`logout`: the agent ends the signed-in state; acp-tui forgets the remembered
         method, so the next start asks rather than signing straight back in."""
-        client, session = self.client, self.session
+        client, session, name = self.client, self.session, self.agent_name
         if client is None:
             return
         try:
@@ -379,7 +379,7 @@ class AcpApp(App[int]):
             self.notify(error.message, title="Could not sign out", severity="error")
             return
         if self.store is not None:
-            self.store.forget_auth(self.agent_name)
+            self.store.forget_auth(name)
         message = f"Signed out of {client.info.label}."
         if session is not None:
             session.notice("info", message, "New sessions may ask you to sign in again.")
@@ -725,10 +725,13 @@ class AcpApp(App[int]):
 
     @property
     def agent_name(self) -> str:
-        """The agent's name in the records (its config name)."""
+        """The shown conversation's agent's name in the records (its config name)."""
+        return self._agent_name(self.conversation)
+
+    def _agent_name(self, conversation: Conversation) -> str:
         if self.startup is not None:
-            return self.conversation.agent.name
-        return self.client.info.name if self.client is not None else "agent"
+            return conversation.agent.name
+        return conversation.client.info.name if conversation.client is not None else "agent"
 
     @work(group="sessions", exclusive=True, exit_on_error=False)
     async def action_sessions(self) -> None:
@@ -736,21 +739,30 @@ class AcpApp(App[int]):
         from acp_tui.records import list_sessions
         from acp_tui.ui.screens import SessionsScreen
 
-        client = self.client if self.agent_running else None
-        entries = await list_sessions(client, self.store, self.agent_name, self.options.cwd)
-        current = self.session.id if self.session is not None else None
+        # Read before the first await: the user may show another conversation meanwhile.
+        conversation = self.conversation
+        client = conversation.client if conversation.agent_running else None
+        name = self._agent_name(conversation)
+        entries = await list_sessions(client, self.store, name, self.options.cwd)
+        session = conversation.session
+        current = session.id if session is not None else None
         entry = await self.push_screen_wait(SessionsScreen(entries, current))
         if entry is None or entry.session_id == current:
             return
-        await self.switch_session(entry)
+        await self.switch_session(entry, conversation)
 
-    async def switch_session(self, entry: SessionEntry) -> None:
+    async def switch_session(
+        self, entry: SessionEntry, conversation: Conversation | None = None
+    ) -> None:
+        """Open `entry` in `conversation` (the shown one by default) instead of its session."""
         from acp_tui.records import open_conversation
 
-        conversation = self.conversation
-        chat = self.chat
+        conversation = conversation or self.conversation
+        chat = conversation.chat
+        assert chat is not None
+        name = self._agent_name(conversation)
         client, old = conversation.client, conversation.session
-        if client is None or not self.agent_running:
+        if client is None or not conversation.agent_running:
             self.notify("Restart the agent first (Ctrl+R).", title="The agent is not running")
             return
         if old is not None and old.busy:
@@ -766,7 +778,7 @@ class AcpApp(App[int]):
             opened = await open_conversation(
                 client,
                 self.store,
-                self.agent_name,
+                name,
                 session_id=entry.session_id,
                 record=entry.record,
             )
