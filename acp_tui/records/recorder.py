@@ -70,7 +70,9 @@ class Recorder:
                 self._dirty[id(item)] = item
         session.listeners.append(self)
         if self._dirty or rewrite:
-            self.flush()
+            # A replayed history (tens of thousands of items: a tenth of a second and more)
+            # is written once the screen has shown it, like any change.
+            self._timer = self._loop.call_later(self._pause, self._on_timer)
 
     # -- the listener (hot path) ------------------------------------------------------------
 
