@@ -13,6 +13,7 @@ from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from textual.command import CommandPalette
 from textual.pilot import Pilot
 from textual.widgets import OptionList, ProgressBar, Static
 
@@ -21,6 +22,7 @@ from acp_tui.records import RecordStore
 from acp_tui.registry.choices import local_choices, registry_choices
 from acp_tui.registry.index import decode_index
 from acp_tui.ui.app import AcpApp
+from acp_tui.ui.commands import app_commands
 from acp_tui.ui.pilot import (
     demo_app,
     demo_workspace,
@@ -162,6 +164,25 @@ async def test_ctrl_n_lists_this_agent_configured_demo_then_the_registry(
         await pilot.press("escape")
         assert not isinstance(app.screen, AgentPickerScreen)
         assert len(app.conversations) == 1
+
+
+async def test_one_picker_at_a_time_by_key_or_by_the_palette(
+    tmp_path: Path, registry: Served
+) -> None:
+    async with running(tmp_path) as (app, pilot):
+        await open_picker(app, pilot)
+        await pilot.press("ctrl+n")
+        await pilot.press("ctrl+p")  # the palette, over the picker
+        await wait_until(pilot, lambda: isinstance(app.screen, CommandPalette))
+        assert "New conversation" not in [c.title for c in app_commands(app)]
+        app.action_new_conversation()  # as the palette's command would
+        await pilot.press("escape")
+        await pilot.pause()
+        pickers = [s for s in app.screen_stack if isinstance(s, AgentPickerScreen)]
+        assert len(pickers) == 1 and app.screen is pickers[0]
+        await pilot.press("escape")
+        assert not app.picker_open
+        assert "New conversation" in [c.title for c in app_commands(app)]
 
 
 async def test_a_registry_binary_installs_with_progress_and_runs_in_the_new_conversation(

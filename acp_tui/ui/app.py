@@ -389,6 +389,8 @@ class AcpApp(App[int]):
 
     def action_new_conversation(self) -> None:
         """Ctrl+N: the agent picker; the agent chosen starts in a new conversation."""
+        if self.picker_open:  # the palette's command does not pass `check_action`
+            return
         from acp_tui.registry.choices import local_choices
         from acp_tui.ui.screens.agent_picker import AgentPickerScreen
 
@@ -666,12 +668,20 @@ class AcpApp(App[int]):
         if action in ("close_conversation", "switch_conversation"):
             return len(self.conversations) > 1
         if action == "new_conversation":
-            # Not on the picker itself. Asked for every frame's footer, the first included:
-            # importing the picker here would load the registry's downloader (urllib, http,
-            # tarfile) before anything is on screen; never imported, it is not open.
-            picker = sys.modules.get("acp_tui.ui.screens.agent_picker")
-            return picker is None or not isinstance(self.screen, picker.AgentPickerScreen)
+            return not self.picker_open
         return True
+
+    @property
+    def picker_open(self) -> bool:
+        """Whether the agent picker is on the shown stack (under the palette, say): a second
+        one must not stack on it."""
+        # Asked for every frame's footer, the first included: importing the picker here would
+        # load the registry's downloader (urllib, http, tarfile) before anything is on screen;
+        # never imported, it is not open.
+        picker = sys.modules.get("acp_tui.ui.screens.agent_picker")
+        return picker is not None and any(
+            isinstance(screen, picker.AgentPickerScreen) for screen in self.screen_stack
+        )
 
     def action_cancel_turn(self) -> None:
         self.chat.cancel_turn()

@@ -60,12 +60,13 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
     yield SystemCommand(
         "Sessions", "Open an earlier session in this workspace (Ctrl+O)", app.action_sessions
     )
-    yield SystemCommand(
-        "New conversation",
-        "Pick an agent (this one, configured, or from the ACP Registry) for another "
-        "conversation, with its own process (Ctrl+N)",
-        app.action_new_conversation,
-    )
+    if not app.picker_open:
+        yield SystemCommand(
+            "New conversation",
+            "Pick an agent (this one, configured, or from the ACP Registry) for another "
+            "conversation, with its own process (Ctrl+N)",
+            app.action_new_conversation,
+        )
     if len(app.conversations) > 1:
         yield SystemCommand(
             "Next conversation",
