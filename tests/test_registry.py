@@ -23,9 +23,10 @@ from acp_tui.registry.install import (
     install_binary,
     installed_versions,
     plan_launch,
+    version_key,
 )
 from acp_tui.registry.source import SNAPSHOT_DATE
-from acp_tui.registry.start import registry_agent
+from acp_tui.registry.start import downloaded, registry_agent
 from tests.support.registry import (
     Served,
     binary,
@@ -49,6 +50,8 @@ def test_a_malformed_entry_is_reported_and_skipped_unknowns_ignored() -> None:
         {"id": "nothing-else"},
         entry("../evil", NPX),
         entry("odd-version", NPX, version="../1"),
+        entry("newline\n", NPX),
+        entry("trailing", NPX, version="1.0\n"),
         entry("good", UVX),
         entry("only-unknown", {"snap": {"name": "x"}}),
         entry(
@@ -71,8 +74,22 @@ def test_a_malformed_entry_is_reported_and_skipped_unknowns_ignored() -> None:
     assert "agent #3 ('nothing-else'): Object missing required field `name`" in problems
     assert "agent '../evil': its id is not lowercase" in problems
     assert "'odd-version': its version '../1' is not a plain version" in problems
+    assert "agent 'newline\\n': its id is not lowercase" in problems  # ids name directories
+    assert "'trailing': its version '1.0\\n' is not a plain version" in problems
     assert "agent 'good': listed twice" in problems
     assert "agent 'half', binary linux-x86_64: Object missing required field `archive`" in problems
+
+
+def test_installed_versions_in_the_order_people_count() -> None:
+    assert sorted(["10.0", "9.0", "1.10", "1.2", "1.2.1"], key=version_key) == [
+        "1.2", "1.2.1", "1.10", "9.0", "10.0"
+    ]  # fmt: skip
+    assert version_key("2.0-beta") < version_key("2.0-rc1") < version_key("2.1")
+
+
+def test_sizes_are_1024_based_everywhere() -> None:
+    assert downloaded(1536, 3 * 1024 * 1024) == "1.5 KB of 3.0 MB"
+    assert downloaded(700, None) == "700 B"
 
 
 def test_fetched_then_cached_then_revalidated_with_a_conditional_request(

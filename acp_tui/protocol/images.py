@@ -15,6 +15,8 @@ import struct
 
 import msgspec
 
+from acp_tui.units import human_size
+
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KNOWN_TYPES = "PNG, JPEG, GIF or WebP"
 SHOW_BYTES_LIMIT = 20 * 1024 * 1024
@@ -104,16 +106,6 @@ def too_large_to_show(info: ImageInfo) -> str | None:
     if info.width * info.height > SHOW_PIXELS_LIMIT:
         return f"{info.pixels} pixels (the limit is {SHOW_PIXELS_LIMIT // 1_000_000} megapixels)"
     return None
-
-
-def human_size(size: int) -> str:
-    """`512 B`, `12.0 KB`, `3.4 MB`."""
-    value = float(size)
-    for unit in ("B", "KB", "MB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GB"
 
 
 # -- headers ----------------------------------------------------------------------------------

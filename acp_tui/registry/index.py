@@ -11,8 +11,8 @@ import msgspec
 
 # Ids and versions become directory names in the cache: anything else could name a path
 # outside it (`../x`), so such an entry is refused, not sanitised.
-_ID = re.compile(r"^[a-z][a-z0-9-]*$")
-_VERSION = re.compile(r"^[0-9A-Za-z][0-9A-Za-z.+_-]*$")
+_ID = re.compile(r"[a-z][a-z0-9-]*")
+_VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
 
 
 class PackageDistribution(msgspec.Struct, frozen=True):
@@ -138,9 +138,9 @@ def decode_index(data: bytes) -> RegistryIndex:
 
 
 def _refuse(entry: _Entry) -> str | None:
-    if not _ID.match(entry.id):
+    if not _ID.fullmatch(entry.id):
         return "its id is not lowercase letters, digits and hyphens"
-    if not _VERSION.match(entry.version) or ".." in entry.version:
+    if not _VERSION.fullmatch(entry.version) or ".." in entry.version:
         return f"its version {entry.version!r} is not a plain version"
     return None
 

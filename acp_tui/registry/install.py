@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
+import re
 import shutil
 import stat
 import sys
@@ -69,11 +70,21 @@ def agents_dir(cache: Path | None = None) -> Path:
 
 
 def installed_versions(agent_id: str, cache: Path | None = None) -> list[str]:
-    """The versions of a binary agent unpacked in the cache (normally one)."""
+    """The versions of a binary agent unpacked in the cache (normally one), oldest first."""
     folder = agents_dir(cache) / agent_id
     if not folder.is_dir():
         return []
-    return sorted(p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    names = [p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    return sorted(names, key=version_key)
+
+
+def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
+    """Orders versions as people do: `9.0` before `10.0`, `1.2` before `1.10`. Runs of digits
+    compare as numbers, anything else as text, and a number sorts before text."""
+    return tuple(
+        (0, int(part)) if part.isdigit() else (1, part)
+        for part in re.findall(r"\d+|[^\d.+_-]+", version)
+    )
 
 
 def plan_launch(

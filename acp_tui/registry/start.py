@@ -19,6 +19,7 @@ from acp_tui.registry.install import (
     plan_launch,
 )
 from acp_tui.registry.source import load_registry
+from acp_tui.units import human_size
 
 
 def registry_agent(
@@ -123,8 +124,4 @@ def _progress(err: TextIO, plan: LaunchPlan) -> Callable[[int, int | None], None
 
 def downloaded(received: int, total: int | None) -> str:
     """`1.2 MB of 3.4 MB` (`1.2 MB` when the server did not say the size)."""
-    return _size(received) + (f" of {_size(total)}" if total else "")
-
-
-def _size(count: int) -> str:
-    return f"{count / 1e6:.1f} MB" if count >= 100_000 else f"{count / 1e3:.1f} kB"
+    return human_size(received) + (f" of {human_size(total)}" if total else "")
