@@ -14,6 +14,7 @@ import shlex
 import shutil
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
@@ -55,21 +56,29 @@ def image_from_bytes(data: bytes, name: str, uri: str | None = None) -> Attachme
 
 
 def image_from_file(path: Path, name: str | None = None) -> Attachment:
-    """An attachment of the image file at `path` (read only when it is small enough)."""
+    """An attachment of the image file at `path`. No more than the limit is read: the file may
+    grow while it is read, or be one whose size says nothing (a /proc file, a device)."""
     name = name or path.name
     try:
-        size = path.stat().st_size
-        _check_size(name, size)
-        data = path.read_bytes()
+        with path.open("rb") as file:
+            data = file.read(ATTACH_LIMIT + 1)
+            size = os.fstat(file.fileno()).st_size
     except OSError as error:
         raise ImageError(f"{name} cannot be read: {error.strerror or error}") from None
+    if len(data) > ATTACH_LIMIT:
+        raise _too_large(name, size if size > ATTACH_LIMIT else None)
     return image_from_bytes(data, name, path.resolve().as_uri())
 
 
 def _check_size(name: str, size: int) -> None:
     if size > ATTACH_LIMIT:
-        limit = human_size(ATTACH_LIMIT)
-        raise ImageError(f"{name} is {human_size(size)}: images are limited to {limit}")
+        raise _too_large(name, size)
+
+
+def _too_large(name: str, size: int | None) -> ImageError:
+    """`size` None: over the limit by how much is not known (only the limit was read)."""
+    amount = human_size(size) if size is not None else f"over {human_size(ATTACH_LIMIT)}"
+    return ImageError(f"{name} is {amount}: images are limited to {human_size(ATTACH_LIMIT)}")
 
 
 def looks_like_image(path: Path) -> bool:
@@ -140,10 +149,37 @@ def _clipboard_bytes(argv: list[str], mime: str) -> Attachment:
 
 
 def _run(argv: list[str]) -> bytes:
+    """What the clipboard tool writes: no more than an image may have (the rest is refused
+    unread, the tool killed), and no longer than `CLIPBOARD_TIMEOUT` (a tool that hangs, on a
+    clipboard owner that does not answer, is killed too)."""
     try:
-        result = subprocess.run(argv, capture_output=True, timeout=CLIPBOARD_TIMEOUT, check=False)
-    except (OSError, subprocess.SubprocessError) as error:
+        process = subprocess.Popen(
+            argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
+        )
+    except OSError as error:
         raise ImageError(f"The clipboard could not be read ({argv[0]}: {error})") from None
-    if result.returncode != 0 or not result.stdout:
+    expired = threading.Event()
+
+    def expire() -> None:
+        expired.set()
+        process.kill()
+
+    timer = threading.Timer(CLIPBOARD_TIMEOUT, expire)
+    timer.start()
+    try:
+        with process.stdout:  # type: ignore[union-attr]
+            output = process.stdout.read(ATTACH_LIMIT + 1)  # type: ignore[union-attr]
+            if len(output) > ATTACH_LIMIT:
+                process.kill()
+        returncode = process.wait()
+    finally:
+        timer.cancel()
+    if len(output) > ATTACH_LIMIT:
+        raise _too_large("The clipboard's image", None)
+    if expired.is_set():
+        raise ImageError(
+            f"The clipboard could not be read ({argv[0]} did not answer in {CLIPBOARD_TIMEOUT:g} s)"
+        )
+    if returncode != 0 or not output:
         raise ImageError("The clipboard holds no image")
-    return result.stdout
+    return output

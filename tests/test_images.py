@@ -8,10 +8,13 @@ is checked against an encoder it shares nothing with.
 from __future__ import annotations
 
 import base64
+import contextlib
 import io
 import os
 import stat
+import struct
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -19,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
+from acp_tui import attachments
 from acp_tui.attachments import (
     ATTACH_LIMIT,
     clipboard_image,
@@ -39,13 +43,16 @@ from acp_tui.protocol.images import (
     ImageError,
     ImageInfo,
     decode_data,
+    decoded_size,
     dimensions,
     inspect,
+    inspect_data,
     sniff_mime,
     too_large_to_show,
 )
 from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
 from acp_tui.session.state import SessionState
+from acp_tui.ui.render.pictures import load_picture
 from tests.support.schema import validate_transcript
 
 
@@ -156,6 +163,121 @@ def test_the_label_of_a_broken_image_says_what_is_wrong() -> None:
     assert block_label(ContentBlock(type="resource", resource=resource)).startswith(
         "image · logo.png · image/png · 96×64 · "  # noqa: RUF001
     )
+
+
+# -- bytes from an agent: never a crash, never a stall ----------------------------------------
+
+
+def test_a_png_pillow_calls_a_syntax_error_is_a_broken_image() -> None:
+    damaged = bytearray(demo_png())
+    damaged[36] ^= 0x55  # IDAT's length: Pillow raises SyntaxError("broken PNG file ...")
+    with pytest.raises(ImageError, match=r"^broken image: broken PNG file"):
+        load_picture(base64.b64encode(damaged).decode(), "halfcell")
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    flips=st.lists(
+        # Anywhere, and often in the first IDAT chunk's length and type, which Pillow checks.
+        st.tuples(st.integers(0, len(demo_png()) - 1) | st.integers(33, 40), st.integers(1, 255)),
+        min_size=1,
+        max_size=4,
+    )
+)
+def test_flipped_bytes_give_a_picture_or_an_image_error_never_another_error(
+    flips: list[tuple[int, int]],
+) -> None:
+    damaged = bytearray(demo_png())
+    for index, mask in flips:
+        damaged[index] ^= mask
+    with contextlib.suppress(ImageError):
+        load_picture(base64.b64encode(damaged).decode(), "halfcell")
+
+
+def test_a_gif_frame_larger_than_its_screen_is_held_to_the_pixel_limit() -> None:
+    # A 1 by 1 logical screen, which the header reader sees, around an 8000 by 6000 first
+    # frame, which Pillow would decode.
+    screen = b"GIF89a" + struct.pack("<HHBBB", 1, 1, 0, 0, 0)
+    frame = b"\x2c" + struct.pack("<HHHHB", 0, 0, 8000, 6000, 0) + b"\x02\x02\x44\x01\x00"
+    gif = base64.b64encode(screen + frame + b"\x3b").decode()
+    assert inspect_data(gif).pixels == "1×1"  # noqa: RUF001
+    with pytest.raises(ImageError, match=r"too large to show: 8000×6000 pixels"):  # noqa: RUF001
+        load_picture(gif, "halfcell")
+
+
+def test_base64_wrapped_over_lines_is_read() -> None:
+    png = demo_png()
+    wrapped = base64.encodebytes(png).decode()  # 76 columns, as MIME wraps it
+    assert "\n" in wrapped
+    assert decode_data(wrapped) == png
+    assert decode_data(wrapped.replace("\n", "\r\n ")) == png
+    assert inspect_data(wrapped) == inspect(png)
+    assert load_picture(wrapped, "halfcell").image.size == (96, 64)
+
+
+@pytest.mark.parametrize("length", range(7))
+def test_the_size_comes_from_the_base64_length(length: int) -> None:
+    data = base64.b64encode(bytes(range(length))).decode()
+    assert decoded_size(data) == length
+    assert decoded_size("\n".join(data) + "\n") == length
+    with pytest.raises(ImageError, match="not valid base64"):
+        decoded_size(data + "A")
+
+
+def test_a_label_decodes_only_the_header_and_keeps_nothing() -> None:
+    png = demo_png()
+    # An image longer than the prefix read for its header, then a megabyte of what is not
+    # base64 at all.
+    head = base64.b64encode(png + bytes(60_000)).decode()
+    data = head + "!" * 1024 * 1024
+    before = sys.getrefcount(data)
+    assert inspect_data(data) == ImageInfo("image/png", 96, 64, decoded_size(data))
+    assert sys.getrefcount(data) == before  # no cache holds the string
+    with pytest.raises(ImageError, match="not valid base64"):
+        decode_data(data)  # the whole decode, when drawn, finds it broken
+
+    # Decoded pictures are kept by a digest of their data, not by the data.
+    encoded_png = base64.b64encode(png).decode()
+    before = sys.getrefcount(encoded_png)
+    picture = load_picture(encoded_png, "halfcell")
+    assert sys.getrefcount(encoded_png) == before
+    assert load_picture(base64.b64encode(png).decode(), "halfcell") is picture
+
+
+def test_an_attached_file_is_read_no_further_than_the_limit() -> None:
+    # A pipe: its size says 0, and it holds more than an image may have.
+    read_end, write_end = os.pipe()
+
+    def feed() -> None:
+        with contextlib.suppress(BrokenPipeError), os.fdopen(write_end, "wb") as out:
+            out.write(SAMPLES["png"][1] + bytes(ATTACH_LIMIT))
+
+    writer = threading.Thread(target=feed)
+    writer.start()
+    try:
+        with pytest.raises(ImageError, match=r"^stream\.png is over 5\.0 MB: images are limited"):
+            image_from_file(Path(f"/dev/fd/{read_end}"), "stream.png")
+    finally:
+        os.close(read_end)
+        writer.join()
+
+
+def test_the_clipboard_tool_is_read_no_further_than_the_limit_nor_waited_for_long(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    monkeypatch.setenv("PATH", str(tools))
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("DISPLAY", ":0")
+    monkeypatch.setattr(attachments, "CLIPBOARD_TIMEOUT", 0.5)
+    targets = 'case "$*" in *TARGETS*) echo image/png; exit;; esac'
+    fake_tool(tools, "xclip", f"{targets}\nhead -c {ATTACH_LIMIT + 1000} /dev/zero\nexec sleep 9")
+    with pytest.raises(ImageError, match=r"^The clipboard's image is over 5\.0 MB"):
+        clipboard_image()
+    fake_tool(tools, "xclip", f"{targets}\nexec sleep 9")
+    with pytest.raises(ImageError, match=r"could not be read \(xclip did not answer in 0\.5 s\)"):
+        clipboard_image()
 
 
 def test_a_pasted_path_is_an_image_only_when_it_is_exactly_one_image_file(

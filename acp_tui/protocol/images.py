@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import functools
 import struct
 
 import msgspec
@@ -23,6 +22,12 @@ SHOW_BYTES_LIMIT = 20 * 1024 * 1024
 """An image from the agent bigger than this (decoded) is a chip, not a picture."""
 SHOW_PIXELS_LIMIT = 40_000_000
 """Nor one of more pixels than this (8000 by 5000): decoding it would take seconds and gigabytes."""
+HEADER_PREFIXES = (64 * 1024, 1024 * 1024)
+"""Base64 characters decoded to find an image's type and size: the header is near the start,
+though a JPEG's frame header may follow a large EXIF thumbnail or colour profile."""
+BASE64_WHITESPACE = " \t\n\r\f\v"
+"""Skipped in base64 data: MIME and PEM wrap it over lines."""
+_DROP_WHITESPACE = str.maketrans("", "", BASE64_WHITESPACE)
 
 # JPEG markers that carry the frame's size (SOF0-15, less DHT, JPG and DAC which share the range).
 _JPEG_FRAME_MARKERS = frozenset(range(0xC0, 0xD0)) - {0xC4, 0xC8, 0xCC}
@@ -44,6 +49,7 @@ class ImageInfo(msgspec.Struct, frozen=True):
 
     @property
     def pixels(self) -> str:
+        """`640×480`: width by height, for labels."""  # noqa: RUF002
         return f"{self.width}×{self.height}"  # noqa: RUF001
 
 
@@ -74,29 +80,66 @@ def dimensions(data: bytes) -> tuple[int, int] | None:
     return size
 
 
-def inspect(data: bytes) -> ImageInfo:
-    """What `data` is, or an `ImageError` saying why it is not an image we know."""
+def inspect(data: bytes, size: int | None = None) -> ImageInfo:
+    """What `data` is, or an `ImageError` saying why it is not an image we know. `data` may be
+    only the image's first bytes when its whole `size` is given."""
     mime = sniff_mime(data)
     if mime is None:
         raise ImageError(f"not a {KNOWN_TYPES} image")
-    size = dimensions(data)
-    if size is None:
+    pixels = dimensions(data)
+    if pixels is None:
         raise ImageError(f"its {mime.removeprefix('image/').upper()} header is damaged")
-    return ImageInfo(mime, size[0], size[1], len(data))
+    return ImageInfo(mime, pixels[0], pixels[1], len(data) if size is None else size)
 
 
 def decode_data(data: str) -> bytes:
-    """The bytes of an `image` block's base64 `data`, or an `ImageError`."""
+    """The bytes of an `image` block's base64 `data` (wrapped over lines or not), or an
+    `ImageError`."""
     try:
-        return base64.b64decode(data, validate=True)
+        return base64.b64decode(_without_whitespace(data), validate=True)
     except (binascii.Error, ValueError) as error:
         raise ImageError("its data is not valid base64") from error
 
 
-@functools.lru_cache(maxsize=64)
+def decoded_size(data: str) -> int:
+    """The bytes base64 `data` stands for, from its length alone, or an `ImageError` when that
+    length cannot be base64's."""
+    spaces = sum(data.count(char) for char in BASE64_WHITESPACE if char in data)
+    length = len(data) - spaces
+    tail = _without_whitespace(data[-16:])
+    padding = len(tail) - len(tail.rstrip("="))
+    if length % 4 or padding > 2:
+        raise ImageError("its data is not valid base64")
+    return length // 4 * 3 - padding
+
+
 def inspect_data(data: str) -> ImageInfo:
-    """`inspect` for base64 `data`, remembered: a chip is drawn again on every resize."""
-    return inspect(decode_data(data))
+    """`inspect` for base64 `data`, from its length and its first characters only: chips are
+    drawn on the event loop, again on every resize, and decoding megabytes there would stall
+    it (a whole decode also validates the rest: that happens in a thread, when the picture is
+    drawn). Nothing is cached, so no image outlives its block: this costs microseconds, and
+    a millisecond or so for each megabyte, to count any whitespace."""
+    size = decoded_size(data)
+    head = b""
+    for chars in HEADER_PREFIXES:
+        head = _decode_prefix(data, chars)
+        if chars >= len(data) or dimensions(head) is not None:
+            break
+    return inspect(head, size)
+
+
+def _decode_prefix(data: str, chars: int) -> bytes:
+    """The bytes of the first `chars` characters of base64 `data` (whole groups of four)."""
+    if chars >= len(data):
+        return decode_data(data)
+    head = _without_whitespace(data[:chars])
+    return decode_data(head[: len(head) - len(head) % 4])
+
+
+def _without_whitespace(data: str) -> str:
+    if any(char in data for char in BASE64_WHITESPACE):
+        return data.translate(_DROP_WHITESPACE)
+    return data
 
 
 def too_large_to_show(info: ImageInfo) -> str | None:

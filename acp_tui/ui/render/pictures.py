@@ -15,18 +15,26 @@ from __future__ import annotations
 
 import array
 import contextlib
-import functools
+import hashlib
 import importlib
 import io
 import os
 import sys
 import threading
+from collections import OrderedDict
 from collections.abc import Mapping
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from acp_tui.protocol.images import ImageError, decode_data, inspect, too_large_to_show
+from acp_tui.protocol.images import (
+    ImageError,
+    ImageInfo,
+    decode_data,
+    inspect,
+    too_large_to_show,
+)
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
@@ -40,6 +48,8 @@ MIN_ROWS = 4
 DRAW_PIXELS = 1024
 """Pictures are scaled down to this many pixels on their long side before drawing: a terminal
 cell is some 10×20 pixels, so more is never seen, and encoding it for the terminal costs."""  # noqa: RUF001
+PICTURES_KEPT = 8
+"""Pictures kept decoded: one scrolled out of the transcript and back is not decoded again."""
 SIXEL_TERMINALS = frozenset({"WezTerm", "iTerm.app", "mintty", "contour"})
 SIXEL_TERM_PREFIXES = ("foot", "mlterm", "contour", "yaft")
 
@@ -74,11 +84,29 @@ class Picture(msgspec.Struct, frozen=True):
     rows: int
 
 
-@functools.lru_cache(maxsize=8)
 def load_picture(data: str, mode: Mode) -> Picture:
     """Decode an image block's base64 `data` for drawing in `mode`, or an `ImageError` saying
-    why not: `broken image: …` or `too large to show: …`. The last few are kept: a picture
-    scrolled out of the transcript and back is not decoded again."""
+    why not: `broken image: …` or `too large to show: …`. The last few are kept, by a digest
+    of `data`: the strings themselves could be megabytes each, alive after their blocks."""
+    key = (hashlib.blake2b(data.encode(errors="surrogatepass"), digest_size=16).digest(), mode)
+    with _KEEPING:
+        picture = _KEPT.get(key)
+        if picture is not None:
+            _KEPT.move_to_end(key)
+            return picture
+    picture = _decode_picture(data, mode)
+    with _KEEPING:
+        _KEPT[key] = picture
+        while len(_KEPT) > PICTURES_KEPT:
+            _KEPT.popitem(last=False)
+    return picture
+
+
+_KEPT: OrderedDict[tuple[bytes, Mode], Picture] = OrderedDict()
+_KEEPING = threading.Lock()  # pictures are decoded in threads
+
+
+def _decode_picture(data: str, mode: Mode) -> Picture:
     try:
         raw = decode_data(data)
         info = inspect(raw)
@@ -87,22 +115,38 @@ def load_picture(data: str, mode: Mode) -> Picture:
     too_large = too_large_to_show(info)
     if too_large is not None:
         raise ImageError(f"too large to show: {too_large}")
-    from PIL import Image, UnidentifiedImageError
-
-    try:
-        with Image.open(io.BytesIO(raw)) as opened:
-            opened.draft("RGB", (DRAW_PIXELS, DRAW_PIXELS))  # JPEG: decode at a smaller scale
-            image = opened.convert("RGBA" if "A" in opened.getbands() else "RGB")
-    except UnidentifiedImageError:
-        raise ImageError("broken image: Pillow cannot read it") from None
-    except (OSError, ValueError, Image.DecompressionBombError) as error:
-        raise ImageError(f"broken image: {error}") from None
-    image.thumbnail((DRAW_PIXELS, DRAW_PIXELS))
+    image = _pixels(raw, info)
     # Its own size where it fits; half blocks draw two pixels a row, so small pictures there
     # are as tall as they can be shown sharp.
     cell_height = 2 if mode == "halfcell" else cell_size()[1]
     rows = max(MIN_ROWS, min(MAX_ROWS, -(-info.height // cell_height)))
     return Picture(image, rows)
+
+
+def _pixels(raw: bytes, info: ImageInfo) -> PILImage:
+    """The image decoded by Pillow and scaled down for drawing, or an `ImageError`."""
+    from PIL import Image, UnidentifiedImageError
+
+    try:
+        with Image.open(io.BytesIO(raw)) as opened:
+            # Pillow's size can exceed the header's (a GIF's first frame may be larger than
+            # its logical screen): check it before a pixel is decoded.
+            opened_info = ImageInfo(info.mime_type, opened.width, opened.height, info.size)
+            too_large = too_large_to_show(opened_info)
+            if too_large is not None:
+                raise ImageError(f"too large to show: {too_large}")
+            opened.draft("RGB", (DRAW_PIXELS, DRAW_PIXELS))  # JPEG: decode at a smaller scale
+            image = opened.convert("RGBA" if "A" in opened.getbands() else "RGB")
+        image.thumbnail((DRAW_PIXELS, DRAW_PIXELS))
+    except ImageError:
+        raise
+    except UnidentifiedImageError:
+        raise ImageError("broken image: Pillow cannot read it") from None
+    except Exception as error:
+        # Bytes from an agent: Pillow's plugins raise more than OSError and ValueError on bad
+        # ones (`SyntaxError: broken PNG file`, struct.error, ...), and none may end the app.
+        raise ImageError(f"broken image: {error}") from None
+    return image
 
 
 def picture_widget(mode: Mode, picture: Picture) -> Widget:
@@ -143,7 +187,7 @@ class _NotATerminal:
         return False
 
 
-def load_textual_image() -> Any:
+def load_textual_image() -> ModuleType:
     """`textual_image.widget`, imported the first time (see above for how). Pictures are
     decoded in threads: the lock keeps a second one from seeing a half-imported module."""
     with _IMPORTING:

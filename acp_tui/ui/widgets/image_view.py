@@ -74,7 +74,9 @@ class ImageView(Widget):
             return  # broken: the chip says so
         self._decode(mode, self.block, picture[0])
 
-    @work(thread=True, group="picture")
+    # Not exit_on_error: an image from an agent, however broken, must not end the app (and the
+    # app may be closing when the thread ends).
+    @work(thread=True, group="picture", exit_on_error=False)
     def _decode(self, mode: Mode, block: ContentBlock, data: str) -> None:
         # In a thread: decoding (and the first import of textual-image and Pillow) takes a while.
         try:
@@ -82,6 +84,10 @@ class ImageView(Widget):
             load_textual_image()
         except ImageError as error:
             self.app.call_from_thread(self._undrawable, block, str(error))
+        except Exception as error:
+            # A bug of ours or of a library's, on bytes no one has tried: the chip says so.
+            reason = f"cannot be drawn: {type(error).__name__}: {error}"
+            self.app.call_from_thread(self._undrawable, block, reason)
         else:
             self.app.call_from_thread(self._drawn, mode, block, picture)
 
