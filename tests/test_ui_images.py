@@ -5,6 +5,7 @@ one saying why), drawn with half blocks when asked, and an agent that takes no i
 from __future__ import annotations
 
 import base64
+import os
 import time
 from pathlib import Path
 
@@ -13,7 +14,9 @@ import pytest
 from textual import events
 from textual.widget import Widget
 
+from acp_tui.attachments import image_from_file
 from acp_tui.demo.picture import demo_png
+from acp_tui.mentions import NO_IMAGES
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import demo_app, demo_workspace, wait_idle, wait_started, wait_until
@@ -26,6 +29,7 @@ from acp_tui.ui.widgets.strips_view import StripsView
 from acp_tui.ui.widgets.tool_call import ToolCallCard
 from tests.support import external_agents
 from tests.support.ui import started_app
+from tests.test_ui_conversations import two_conversations
 
 CAT = demo_png(64, 40)
 
@@ -86,6 +90,16 @@ async def test_a_pasted_image_path_is_attached_sent_and_answered(tmp_path: Path)
         assert thumbnail in shown(app.chat.query_one(ToolCallCard))
         assert not any(view.drawn for view in app.chat.query(ImageView))
 
+        # Pasted and @mentioned too, the image goes once.
+        paste(app, str(cat))
+        await wait_until(pilot, lambda: bar.attachments)
+        prompt.set_text("and @cat.png?")
+        await pilot.press("enter")
+        await wait_idle(app, pilot)
+        assert app.session is not None
+        last = [m for m in app.session.state.messages.values() if m.role == "user"][-1]
+        assert [block.type for block in last.content] == ["text", "image"]
+
 
 async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
     tmp_path: Path,
@@ -128,6 +142,16 @@ async def test_pictures_are_drawn_with_half_blocks_when_asked(
         assert not broken.drawn
         assert "▣ image image/png · 64×40 · 240 B  broken image: " in shown(broken)  # noqa: RUF001
 
+        # One Pillow refuses with a SyntaxError (IDAT's length damaged): a chip, the app runs on.
+        syntax_error = bytearray(CAT)
+        syntax_error[36] ^= 0x55
+        apply_update(app, "agent_message_chunk", image_block(bytes(syntax_error)))
+        await wait_until(pilot, lambda: len(app.chat.query(ImageView)) == 4)
+        broken = list(app.chat.query(ImageView))[-1]
+        await wait_until(pilot, lambda: broken.note is not None)
+        assert broken.note is not None and broken.note.startswith("broken image: broken PNG file")
+        assert app.is_running
+
 
 async def test_an_agent_without_images_gets_the_text_and_the_user_is_told(
     tmp_path: Path,
@@ -153,6 +177,18 @@ async def test_an_agent_without_images_gets_the_text_and_the_user_is_told(
         assert "This agent does not take images: cat.png is sent as a link" in titles
         [user] = [m for m in app.session.state.messages.values() if m.role == "user"]
         assert [block.type for block in user.content] == ["text", "resource_link"]
+
+        # An image attached before the agent said it takes none, sent on its own: nothing goes
+        # (it would be an empty text); the image is back in the draft, and the user is told.
+        bar = app.chat.query_one(AttachmentBar)
+        app.chat.attach_image(image_from_file(cat))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: bar.attachments)
+        await wait_idle(app, pilot)
+        assert [attachment.name for attachment in bar.attachments] == ["cat.png"]
+        titles = [getattr(item, "title", "") for item in app.session.state.timeline]
+        assert f"{NO_IMAGES}: cat.png not sent, kept in the draft" in titles
+        assert len([m for m in app.session.state.messages.values() if m.role == "user"]) == 1
 
 
 async def test_alt_v_attaches_the_clipboard_image_or_says_why_not(
@@ -195,6 +231,39 @@ async def test_alt_v_attaches_the_clipboard_image_or_says_why_not(
         assert "a PNG image, **64×40** pixels" in "".join(  # noqa: RUF001
             m.text for m in app.session.state.messages.values() if m.role == "agent"
         )
+
+
+async def test_closing_the_conversation_while_the_clipboard_is_read_is_no_crash(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    clip, go = tmp_path / "clip.png", tmp_path / "go"
+    clip.write_bytes(CAT)
+    # The clipboard tool answers only once the conversation is closed.
+    script = (
+        f'case "$*" in *TARGETS*) echo image/png;; '
+        f'*) while [ ! -e "{go}" ]; do sleep 0.02; done; cat "{clip}";; esac'
+    )
+    (tools / "xclip").write_text(f"#!/bin/sh\nPATH=/usr/bin:/bin\n{script}\n")
+    (tools / "xclip").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    monkeypatch.setenv("DISPLAY", ":0")
+    async with two_conversations(tmp_path) as (app, pilot):
+        await pilot.press("alt+1")  # the first: its screen stays, unseen, once it is closed
+        closed = app.chat
+        closed.action_paste_image()
+        [reading] = [w for w in app.workers if w.group == "clipboard"]
+        await pilot.press("ctrl+w")
+        await wait_until(pilot, lambda: len(app.conversations) == 1)
+        go.touch()
+        await wait_until(pilot, lambda: reading.is_finished)
+        await pilot.pause()
+        assert app.is_running and app.return_code is None
+        assert not closed.query_one(AttachmentBar).attachments
+        assert not app.chat.query_one(AttachmentBar).attachments
+        assert not any("Attached" in str(notice.message) for notice in app._notifications)
 
 
 @pytest.mark.parametrize(

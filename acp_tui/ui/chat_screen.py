@@ -266,6 +266,9 @@ class ChatScreen(Screen[None]):
             return
         queued = self.queue.pop(0)
         self._show_queue()
+        if self._images_refused(session, queued):
+            self._send_next()
+            return
         self._sending = True
         self._run_turn(session, queued)
 
@@ -315,9 +318,9 @@ class ChatScreen(Screen[None]):
             names = ", ".join(attachment.name for attachment in queued.attachments)
             content.problems.append(f"{NO_IMAGES}: {names} not sent")
         elif images:
-            content.blocks.extend(attachment.block for attachment in queued.attachments)
+            content.blocks.extend(_new_images(content.blocks, queued.attachments))
         if not queued.text.strip() and len(content.blocks) > 1:
-            del content.blocks[0]  # an image sent on its own, without an empty text before it
+            del content.blocks[0]  # no text was typed: an empty text block tells the agent nothing
         for problem in content.problems:
             session.notice("warning", problem)
         return content.blocks
@@ -356,8 +359,23 @@ class ChatScreen(Screen[None]):
         session = self.session
         return session is None or session.client.info.supports("image")
 
+    def _images_refused(self, session: Session, queued: QueuedPrompt) -> bool:
+        """Whether `queued` is only images, for an agent that takes none (they were attached
+        before it said so): sent, it would be an empty text. The images go back to the
+        attachment bar, not lost, and the transcript says why."""
+        if queued.text.strip() or not queued.attachments or session.client.info.supports("image"):
+            return False
+        bar = self.query_one(AttachmentBar)
+        for attachment in queued.attachments:
+            bar.add(attachment)
+        names = ", ".join(attachment.name for attachment in queued.attachments)
+        session.notice("warning", f"{NO_IMAGES}: {names} not sent, kept in the draft")
+        return True
+
     def attach_image(self, attachment: Attachment) -> None:
         """Add an image to the prompt being written."""
+        if not self.is_attached or all(c.chat is not self for c in self.app.conversations):
+            return  # read from the clipboard for a conversation closed meanwhile
         self.query_one(AttachmentBar).add(attachment)
         self.app.notify(f"Attached {attachment.name} ({attachment.info.pixels})", timeout=3)
 
@@ -387,7 +405,8 @@ class ChatScreen(Screen[None]):
             return
         self._read_clipboard()
 
-    @work(thread=True, exclusive=True, group="clipboard")
+    # Not exit_on_error: the conversation may be closed while the clipboard tool runs.
+    @work(thread=True, exclusive=True, group="clipboard", exit_on_error=False)
     def _read_clipboard(self) -> None:
         # In a thread: the clipboard tool may take a moment (or its timeout) to answer.
         try:
@@ -632,6 +651,20 @@ def _short_path(path: Path) -> str:
         return "~/" + str(path.relative_to(home)) if path != home else "~"
     except ValueError:
         return str(path)
+
+
+def _new_images(
+    blocks: list[ContentBlock], attachments: tuple[Attachment, ...]
+) -> list[ContentBlock]:
+    """The attachments' blocks, less the images already among `blocks` or each other (one both
+    @mentioned and pasted goes once)."""
+    sent = {block.data for block in blocks if block.type == "image"}
+    new: list[ContentBlock] = []
+    for attachment in attachments:
+        if attachment.block.data not in sent:
+            sent.add(attachment.block.data)
+            new.append(attachment.block)
+    return new
 
 
 def _failure_block(message: str) -> Block:

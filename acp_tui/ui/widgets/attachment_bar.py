@@ -29,6 +29,7 @@ class AttachmentBar(RenderView):
         self.attachments: list[Attachment] = []
 
     def add(self, attachment: Attachment) -> None:
+        """Add `attachment` to the prompt being written, as a chip at the end."""
         self.attachments.append(attachment)
         self._changed()
 
