@@ -8,6 +8,7 @@ import io
 import json
 import os
 import stat
+import threading
 import time
 import zipfile
 from pathlib import Path
@@ -219,10 +220,41 @@ def test_a_binary_is_downloaded_checked_unpacked_and_made_executable(tmp_path: P
         install_binary(plan)  # installed: nothing is fetched again
         assert len(served.requests) == 1
 
+        # 1.0.0 runs in a conversation: installing 1.1.0 beside it leaves it there.
         newer = plan_launch(_binary_agent(served, archive, "1.1.0"), tmp_path)
-        install_binary(newer)
-        assert installed_versions("tiny", tmp_path) == ["1.1.0"]
+        install_binary(newer, in_use=[command])
+        assert installed_versions("tiny", tmp_path) == ["1.0.0", "1.1.0"]
+        newest = plan_launch(_binary_agent(served, archive, "1.2.0"), tmp_path)
+        install_binary(newest)  # nothing runs 1.0.0 now: the next install removes it
+        assert installed_versions("tiny", tmp_path) == ["1.2.0"]
         assert not any(p.name.startswith(".") for p in (tmp_path / "agents" / "tiny").iterdir())
+
+
+def test_a_cache_that_cannot_be_written_is_said(tmp_path: Path) -> None:
+    (tmp_path / "agents").write_text("not a directory")  # as a full or read-only disk fails
+    with serve() as served:
+        plan = plan_launch(_binary_agent(served, demo_agent_archive()), tmp_path)
+        with pytest.raises(InstallError, match=r"^could not install into .*tiny/1\.0\.0: "):
+            install_binary(plan)
+    assert served.requests == []
+
+
+def test_a_download_stops_once_cancelled(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    seen: list[int] = []
+
+    def progress(received: int, total: int | None) -> None:
+        seen.append(received)
+        cancel.set()  # after the first chunk, as Esc would
+
+    with serve() as served:
+        served.pace = 0.05
+        archive = demo_agent_archive(padding=200_000)
+        plan = plan_launch(_binary_agent(served, archive), tmp_path)
+        with pytest.raises(InstallError, match=r"^cancelled$"):
+            install_binary(plan, progress, cancel=cancel)
+    assert len(seen) == 1 and seen[0] < len(archive)
+    assert list((tmp_path / "agents" / "tiny").iterdir()) == []  # nothing half-done is left
 
 
 def test_a_bad_checksum_is_refused_and_nothing_installed(tmp_path: Path) -> None:

@@ -5,10 +5,13 @@ sign-in signing in, in a terminal, with its own command and env."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import hashlib
 import shutil
 import sys
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from acp_tui.config import AgentConfig, Config, demo_agent
 from acp_tui.records import RecordStore
 from acp_tui.registry.choices import local_choices, registry_choices
 from acp_tui.registry.index import decode_index
+from acp_tui.registry.source import LoadedRegistry
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.commands import app_commands
 from acp_tui.ui.pilot import (
@@ -32,6 +36,7 @@ from acp_tui.ui.pilot import (
     wait_until,
 )
 from acp_tui.ui.screens import SignInScreen
+from acp_tui.ui.screens import agent_picker as picker_module
 from acp_tui.ui.screens.agent_picker import AgentPickerScreen
 from tests.support.registry import (
     Served,
@@ -103,11 +108,17 @@ async def running(tmp_path: Path, record: bool = False) -> AsyncIterator[tuple[A
 
 async def open_picker(app: AcpApp, pilot: Pilot) -> AgentPickerScreen:
     """Ctrl+N, until the registry's rows are in."""
+    picker = await open_picker_only(app, pilot)
+    await wait_until(pilot, lambda: picker.registry)
+    return picker
+
+
+async def open_picker_only(app: AcpApp, pilot: Pilot) -> AgentPickerScreen:
+    """Ctrl+N, until the picker is up (its registry rows may be still loading)."""
     await pilot.press("ctrl+n")
     await wait_until(pilot, lambda: isinstance(app.screen, AgentPickerScreen))
     picker = app.screen
     assert isinstance(picker, AgentPickerScreen)
-    await wait_until(pilot, lambda: picker.registry)
     return picker
 
 
@@ -251,6 +262,89 @@ async def test_a_failed_install_is_said_plainly_and_the_picker_stays(
         await wait_until(pilot, lambda: len(app.conversations) == 2)
         await wait_started(app, pilot)
         assert app.session is not None
+
+
+def leftovers(tmp_path: Path) -> list[str]:
+    """Install directories under way in the cache (a download still running)."""
+    return [p.name for p in (tmp_path / "cache").rglob(".install-*")]
+
+
+async def test_esc_cancels_a_download_then_closes(tmp_path: Path, registry: Served) -> None:
+    registry.pace = 0.2  # 13 chunks of 16 kB: ~3 s if nothing stopped it
+    async with running(tmp_path) as (app, pilot):
+        picker = await open_picker(app, pilot)
+        await pilot.press(*"tiny", "enter")
+        bar = picker.query_one(ProgressBar)
+        await wait_until(pilot, lambda: (bar.progress or 0) > 0)
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: said(picker, "#picker-error"), timeout=1)
+        assert said(picker, "#picker-error") == "Tiny was not installed: cancelled"
+        assert app.screen is picker and not picker.has_class("-installing")
+        assert said(picker, "#picker-source").startswith("Registry: ")
+        await wait_until(pilot, lambda: not leftovers(tmp_path), timeout=1)
+        await pilot.press("escape")
+        assert not app.picker_open and len(app.conversations) == 1
+
+
+async def test_quitting_stops_a_download_under_way(tmp_path: Path, registry: Served) -> None:
+    registry.pace = 0.2
+    async with running(tmp_path) as (app, pilot):
+        picker = await open_picker(app, pilot)
+        await pilot.press(*"tiny", "enter")
+        bar = picker.query_one(ProgressBar)
+        await wait_until(pilot, lambda: (bar.progress or 0) > 0)
+        await pilot.press("ctrl+q")
+    quit_at = time.monotonic()
+    while leftovers(tmp_path) and time.monotonic() - quit_at < 1:
+        time.sleep(0.05)
+    assert not leftovers(tmp_path)  # the download thread stopped, its directory gone
+
+
+async def test_any_failure_of_an_install_or_the_registry_is_said(
+    tmp_path: Path, registry: Served, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    index_read = asyncio.Event()
+    download = threading.Event()
+    real_load = picker_module.load_registry_async
+
+    async def slow_load() -> LoadedRegistry:
+        await index_read.wait()
+        return await real_load()
+
+    def failing_install(*args: object, **kwargs: object) -> None:
+        download.wait(5)
+        raise RuntimeError("the disk caught fire")
+
+    monkeypatch.setattr(picker_module, "load_registry_async", slow_load)
+    monkeypatch.setattr(picker_module, "install_binary", failing_install)
+    tiny = next(c for c in registry_choices(decode_index(registry.files["/registry.json"]), set())
+                if c.id == "tiny")  # fmt: skip
+    async with running(tmp_path) as (app, pilot):
+        # An install started while the registry still loads, which then ends first.
+        picker = AgentPickerScreen([tiny], set())
+        app.push_screen(picker)
+        await wait_until(pilot, lambda: app.screen is picker and picker.query("#picker-source"))
+        assert said(picker, "#picker-source") == "Loading the ACP Registry…"
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: picker.has_class("-installing"))
+        index_read.set()
+        await wait_until(pilot, lambda: picker.registry)
+        download.set()
+        await wait_until(pilot, lambda: said(picker, "#picker-error"))
+        error = said(picker, "#picker-error")
+        assert error == "Tiny was not installed: RuntimeError('the disk caught fire')"
+        assert not picker.has_class("-installing") and picker.installing is None
+        assert said(picker, "#picker-source").startswith("Registry: ")  # not "Loading…"
+        picker.dismiss(None)
+
+        async def broken_load() -> LoadedRegistry:
+            raise KeyError("etag")
+
+        monkeypatch.setattr(picker_module, "load_registry_async", broken_load)
+        picker = await open_picker_only(app, pilot)
+        await wait_until(pilot, lambda: "could not be read" in said(picker, "#picker-source"))
+        assert said(picker, "#picker-source") == "The ACP Registry could not be read: 'etag'"
+        assert [c.group for c in picker.shown] == ["current", "configured", "demo"]
 
 
 async def test_a_picked_agent_signs_in_in_a_terminal_with_its_command_and_env(

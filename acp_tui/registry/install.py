@@ -1,7 +1,8 @@
 """How a registry agent is started: `npx -y PACKAGE ARGS`, `uvx PACKAGE ARGS`, or a binary
 archive for this platform downloaded into the cache, checked, extracted safely and run from
 there. Installed versions live in `<cache>/agents/<id>/<version>/`; a new version is unpacked
-beside the old one, which is removed only once the new one is in place."""
+beside the old one, which is removed only once the new one is in place, and never while a
+conversation runs it."""
 
 from __future__ import annotations
 
@@ -14,9 +15,10 @@ import stat
 import sys
 import tarfile
 import tempfile
+import threading
 import urllib.request
 import zipfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -122,13 +124,38 @@ def plan_launch(
     )
 
 
-def install_binary(plan: LaunchPlan, progress: Progress | None = None) -> Path:
+def install_binary(
+    plan: LaunchPlan,
+    progress: Progress | None = None,
+    *,
+    cancel: threading.Event | None = None,
+    in_use: Collection[Path] = (),
+) -> Path:
     """Download, check and unpack `plan`'s archive into its version directory (a no-op when
-    it is there), then remove other versions of the agent. Returns the directory."""
+    it is there), then remove other versions of the agent but those holding a command in
+    `in_use` (running now: removing it would pull the files from under it). Returns the
+    directory. Raises InstallError, "cancelled" once `cancel` is set (checked per chunk)."""
     assert plan.target is not None and plan.install_dir is not None
     folder = plan.install_dir
-    if folder.is_dir():
-        return folder
+    try:
+        if folder.is_dir():
+            return folder
+        _install(plan.target, folder, progress, cancel)
+        for old in folder.parent.iterdir():
+            # Dot directories are installs under way (another acp-tui's): not ours to remove.
+            if old == folder or not old.is_dir() or old.name.startswith("."):
+                continue
+            if not any(command.is_relative_to(old) for command in in_use):
+                shutil.rmtree(old, ignore_errors=True)
+    except OSError as error:
+        # A full disk, a read-only cache: said, like any other failure to install.
+        raise InstallError(f"could not install into {folder}: {error}") from None
+    return folder
+
+
+def _install(
+    target: BinaryTarget, folder: Path, progress: Progress | None, cancel: threading.Event | None
+) -> None:
     parent = folder.parent
     parent.mkdir(parents=True, exist_ok=True)
     # Everything is unpacked in a private directory beside the final one and renamed into
@@ -136,15 +163,15 @@ def install_binary(plan: LaunchPlan, progress: Progress | None = None) -> Path:
     work = Path(tempfile.mkdtemp(prefix=".install-", dir=parent))
     try:
         archive = work / "archive"
-        _download(plan.target.archive, archive, progress)
-        if plan.target.sha256:
-            _verify(archive, plan.target.sha256)
+        _download(target.archive, archive, progress, cancel)
+        if target.sha256:
+            _verify(archive, target.sha256)
         unpacked = work / "unpacked"
         unpacked.mkdir()
-        extract_archive(archive, unpacked, plan.target.archive)
-        command = _command_path(unpacked, plan.target.cmd)
+        extract_archive(archive, unpacked, target.archive)
+        command = _command_path(unpacked, target.cmd)
         if not command.is_file():
-            raise InstallError(f"the archive has no {plan.target.cmd!r} to run")
+            raise InstallError(f"the archive has no {target.cmd!r} to run")
         command.chmod(command.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
         try:
             os.rename(unpacked, folder)
@@ -154,11 +181,6 @@ def install_binary(plan: LaunchPlan, progress: Progress | None = None) -> Path:
             # Another acp-tui installed the same version meanwhile: theirs is as good.
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    for old in parent.iterdir():
-        # Dot directories are installs under way (another acp-tui's): not ours to remove.
-        if old != folder and old.is_dir() and not old.name.startswith("."):
-            shutil.rmtree(old, ignore_errors=True)
-    return folder
 
 
 def _command_path(folder: Path, cmd: str) -> Path:
@@ -168,14 +190,20 @@ def _command_path(folder: Path, cmd: str) -> Path:
     return folder.joinpath(*[part for part in relative.parts if part != "."])
 
 
-def _download(url: str, path: Path, progress: Progress | None) -> None:
+def _download(
+    url: str, path: Path, progress: Progress | None, cancel: threading.Event | None
+) -> None:
     request = urllib.request.Request(url, headers={"User-Agent": f"acp-tui/{__version__}"})
     try:
         with urllib.request.urlopen(request, timeout=60) as response, path.open("wb") as out:
             length = response.headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
             received = 0
-            while chunk := response.read(_CHUNK):
+            # read1: what has arrived, not a full chunk: progress and a cancel are not held
+            # up by a slow server.
+            while chunk := response.read1(_CHUNK):
+                if cancel is not None and cancel.is_set():
+                    raise InstallError("cancelled")
                 out.write(chunk)
                 received += len(chunk)
                 if progress:

@@ -49,10 +49,16 @@ if TYPE_CHECKING:
 
 HERE = Path(__file__).parent
 IDLE_BEFORE_FULL_COLLECTION = 2.0
-"""Seconds without a key press (and no turn running) before a full collection may run."""
+"""Seconds without a key press or mouse event (and no turn running) before a full collection
+may run."""
 FULL_COLLECTION_EVERY = 30.0
 NEVER = 1_000_000_000
 """A full-collection threshold Python never reaches: those run when the user is idle."""
+YOUNG_COLLECTION_EVERY = 50_000
+"""Allocations between young collections (Python's default: 700). Scrolling mounts and
+releases blocks whose cycles, collected young, would otherwise be promoted and freed only by
+a full collection: 3,000 items scrolled through, RSS 100-169 -> 88-116 MB, worst stall 1.4 s ->
+0.34 s (bench_transcript); a young collection stays a millisecond or two."""
 
 
 class AcpApp(App[int]):
@@ -400,7 +406,8 @@ class AcpApp(App[int]):
         label, version = (info.title or info.name, info.version) if info else ("", "")
         local = local_choices(current.agent, config, label, version)
         taken = {*config.agents, current.agent.name}
-        self.push_screen(AgentPickerScreen(local, taken), self.new_conversation)
+        in_use = [Path(c.agent.command[0]) for c in self.conversations if c.agent.command]
+        self.push_screen(AgentPickerScreen(local, taken, in_use), self.new_conversation)
 
     def new_conversation(self, agent: AgentConfig | None) -> None:
         """A new conversation running `agent` (a new process, even for the same agent), shown."""
@@ -892,8 +899,7 @@ class AcpApp(App[int]):
         quick), and collect the whole heap only when the user is idle."""
         self._thresholds = gc.get_threshold()
         gc.freeze()
-        young, middle, _ = self._thresholds
-        gc.set_threshold(young, middle, NEVER)
+        gc.set_threshold(YOUNG_COLLECTION_EVERY, self._thresholds[1], NEVER)
         self.set_interval(1.0, self._collect_when_idle)
 
     def _collect_when_idle(self) -> None:
@@ -910,7 +916,7 @@ class AcpApp(App[int]):
             gc.set_threshold(*self._thresholds)
 
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, events.Key):
+        if isinstance(event, events.InputEvent):
             self._last_input = time.monotonic()
         await super().on_event(event)
 

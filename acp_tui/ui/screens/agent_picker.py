@@ -2,12 +2,15 @@
 (so Ctrl+N Enter is "the same again"), the configured agents, the demo, then the ACP
 Registry's agents, loaded in a worker while the others are already listed. Typing filters;
 Enter starts the highlighted one, downloading a registry binary first with its progress shown
-(choosing it is the user's consent); Esc closes."""
+(choosing it is the user's consent); Esc cancels a download, else closes."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import threading
+from collections.abc import Collection
+from pathlib import Path
 from typing import ClassVar
 
 from textual import on, work
@@ -30,13 +33,14 @@ STATUS_WIDTH = 19
 DESCRIPTION_WIDTH = 52
 READINESS_STYLES = {"ready": "$text-success", "install": "$text-accent", "missing": "$text-warning"}
 HEADINGS = {"configured": "Configured", "registry": "ACP Registry"}
+LOADING = "Loading the ACP Registry…"
 
 
 class AgentPickerScreen(Dialog[AgentConfig | None]):
     """Pick the agent of a new conversation; dismissed with it (installed), or None."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape", "dismiss_none", "Close"),
+        Binding("escape", "escape", "Close"),
         Binding("up", "move(-1)", show=False),
         Binding("down", "move(1)", show=False),
     ]
@@ -60,7 +64,9 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
     AgentPickerScreen.-installing ProgressBar { display: block; }
     """
 
-    def __init__(self, local: list[AgentChoice], taken: set[str]) -> None:
+    def __init__(
+        self, local: list[AgentChoice], taken: set[str], in_use: Collection[Path] = ()
+    ) -> None:
         super().__init__()
         self.local = local
         """The current, configured and demo agents: listed at once."""
@@ -69,7 +75,13 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         self.registry: list[AgentChoice] = []
         self.shown: list[AgentChoice] = []
         """The rows after filtering, by option id."""
+        self.in_use = in_use
+        """The commands conversations run now: an update never removes their version."""
         self.installing: LaunchPlan | None = None
+        self._cancel = threading.Event()
+        """Set to stop the download under way (Esc, the picker closing, the app quitting)."""
+        self._source_line = LOADING
+        """What the line under the list says when no download is under way."""
         self._received: tuple[int, int | None] = (0, None)
         """Written by the download thread, read by a timer: no call across threads."""
 
@@ -79,7 +91,7 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
             box.border_subtitle = "type to filter · ↑↓ choose · enter start · esc close"
             yield Input(placeholder="filter by name, id or description")
             yield OptionList()
-            yield Static("Loading the ACP Registry…", id="picker-source", classes="picker--line")
+            yield Static(LOADING, id="picker-source", classes="picker--line")
             yield Static("", id="picker-problems", classes="picker--warning")
             yield ProgressBar(show_eta=False)
             yield Static("", id="picker-error", classes="picker--error")
@@ -95,17 +107,17 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
 
     @work(group="registry", exclusive=True, exit_on_error=False)
     async def _load_registry(self) -> None:
-        source = self.query_one("#picker-source", Static)
         try:
             loaded = await load_registry_async()
             rows = await asyncio.to_thread(registry_choices, loaded.index, self.taken)
-        except (OSError, ValueError) as error:
-            # Never expected (a bad index falls back to the snapshot), never fatal either.
-            source.update(f"The ACP Registry could not be read: {error}")
+        except Exception as error:
+            # Never expected (a bad index falls back to the snapshot), never fatal either: the
+            # local agents stay listed, and the line says why the registry's are not.
+            self._say_source(f"The ACP Registry could not be read: {error or type(error).__name__}")
             return
         self.registry = rows
         described = loaded.describe()
-        source.update(described[:1].upper() + described[1:])
+        self._say_source(described[:1].upper() + described[1:])
         problems = loaded.index.problems
         if problems:
             count = "1 entry" if len(problems) == 1 else f"{len(problems)} entries"
@@ -127,7 +139,7 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
             heading = HEADINGS.get(choice.group)
             if heading and choice.group != group:
                 if options:
-                    options.append(None)  # a rule between the groups
+                    options.append(None)  # OptionList draws None as a rule: groups stand apart
                 options.append(Option(Content.styled(heading, "bold"), disabled=True))
             group = choice.group
             options.append(Option(_row(choice), id=str(index)))
@@ -175,6 +187,7 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
                 approve(choice.id)
         if choice.readiness == "install" and choice.plan is not None:
             self.installing = choice.plan
+            self._cancel = threading.Event()
             self._install(choice.plan, choice.agent)
             return
         self.dismiss(choice.agent)
@@ -184,21 +197,25 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         self._received = (0, None)
         self._error("")
         self.add_class("-installing")
-        source = self.query_one("#picker-source", Static)
-        said = source.content
         self._show_progress()
         timer = self.set_interval(0.1, self._show_progress)
         try:
-            await asyncio.to_thread(install_binary, plan, self._progress)
-        except InstallError as error:
+            await asyncio.to_thread(
+                install_binary, plan, self._progress, cancel=self._cancel, in_use=self.in_use
+            )
+        except Exception as error:
+            # InstallError says what went wrong; anything else is a bug, still said plainly.
+            why = str(error) if isinstance(error, InstallError) else repr(error)
+            self._error(f"{plan.agent.name} was not installed: {why}")
             self.remove_class("-installing")
-            self._error(f"{plan.agent.name} was not installed: {error}")
-            source.update(said)
+            self.query_one(ProgressBar).update(total=None, progress=0)
+            self.query_one("#picker-source", Static).update(self._source_line)
             return
         finally:
             timer.stop()
             self.installing = None
-        self._show_progress()  # all of it, as the download ended
+        # The timer may have last looked before the final chunk: the bar ends full.
+        self._show_progress()
         self.dismiss(agent)
 
     def _progress(self, received: int, total: int | None) -> None:
@@ -215,13 +232,29 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
             source = self.query_one("#picker-source", Static)
             source.update(f"Downloading {named} into {plan.install_dir}: {size}")
 
+    def _say_source(self, line: str) -> None:
+        """The line under the list: where the registry came from (restored after a failed
+        download, which borrows it)."""
+        self._source_line = line
+        if self.installing is None:
+            self.query_one("#picker-source", Static).update(line)
+
     def _error(self, message: str) -> None:
         error = self.query_one("#picker-error", Static)
         error.update(message)
         error.display = bool(message)
 
-    def action_dismiss_none(self) -> None:
+    def action_escape(self) -> None:
+        """Cancel the download under way (the picker stays, saying so); else close."""
+        if self.installing is not None:
+            self._cancel.set()
+            return
         self.dismiss(None)
+
+    def on_unmount(self) -> None:
+        # Closed, or the app quits: the download thread stops at its next chunk rather than
+        # running on (quitting would wait for it).
+        self._cancel.set()
 
 
 def _row(choice: AgentChoice) -> Content:
