@@ -210,7 +210,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         mcp_servers=agent.mcp_servers,
         env=dict(agent.env),
         transcript=args.transcript,
-        startup_timeout=args.startup_timeout,
+        # An npx or uvx registry agent may fetch its package first: it gets longer.
+        startup_timeout=max(args.startup_timeout, agent.startup_timeout or 0),
     )
     if args.prompts:
         from acp_tui.headless import HeadlessOptions, run_headless

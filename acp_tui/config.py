@@ -124,6 +124,11 @@ class AgentConfig:
     rules: list[Rule] = field(default_factory=list)
     builtin: bool = False
     adhoc: bool = False
+    startup_timeout: float | None = None
+    """Seconds it may take to answer initialize and session/new, when longer than acp-tui's
+    default (npx and uvx fetch the package on a first run first)."""
+    starting: str | None = None
+    """What the header says while it starts, when that may take long."""
     line: int | None = None
     """Where the agent's table starts in the config file."""
 

@@ -38,6 +38,7 @@ from acp_tui.ui.pilot import (
 from acp_tui.ui.screens import SignInScreen
 from acp_tui.ui.screens import agent_picker as picker_module
 from acp_tui.ui.screens.agent_picker import AgentPickerScreen
+from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.support.registry import (
     Served,
     auth_agent_archive,
@@ -345,6 +346,34 @@ async def test_any_failure_of_an_install_or_the_registry_is_said(
         await wait_until(pilot, lambda: "could not be read" in said(picker, "#picker-source"))
         assert said(picker, "#picker-source") == "The ACP Registry could not be read: 'etag'"
         assert [c.group for c in picker.shown] == ["current", "configured", "demo"]
+
+
+async def test_an_npx_agent_says_it_is_fetching_and_has_time_to(
+    tmp_path: Path, registry: Served
+) -> None:
+    """A first `npx -y` downloads the package before the agent answers: longer than acp-tui's
+    start-up timeout (here made 0.5 s, as 30 s is to a large package)."""
+    npx = tmp_path / "tools" / "npx"  # sleeps as it fetches, then runs the demo
+    python = sys.executable  # PATH has no `sleep`: the fake is Python itself
+    npx.write_text(
+        f"#!{python}\nimport os, time\ntime.sleep(1.5)\n"
+        f"os.execv({python!r}, [{python!r}, '-m', 'acp_tui.demo'])\n"
+    )
+    npx.chmod(0o755)
+    async with running(tmp_path) as (app, pilot):
+        app.options.startup_timeout = 0.5
+        await open_picker(app, pilot)
+        await pilot.press(*"acme", "enter")
+        await wait_until(pilot, lambda: len(app.conversations) == 2)
+        acme = app.conversation
+        assert acme.agent.command == ["npx", "-y", "@acme/agent@1.2.3"]
+        header = app.chat.query_one(SessionHeader)
+        await wait_until(pilot, lambda: "fetching" in header.agent, timeout=3)
+        assert header.agent == "npx is fetching @acme/agent@1.2.3… (first run only)"
+        await wait_started(app, pilot)
+        assert acme.agent_running and acme.session is not None, header.agent
+        assert header.agent.startswith("acp-tui demo agent")
+        assert acme.options.startup_timeout == 300
 
 
 async def test_a_picked_agent_signs_in_in_a_terminal_with_its_command_and_env(

@@ -53,10 +53,20 @@ def registry_agent(
     return launch_config(plan)
 
 
+FETCH_TIMEOUT = 300.0
+"""Seconds an npx or uvx agent may take to start: a first run downloads the package (and for
+npx its dependencies, often hundreds of megabytes) before the agent can answer initialize."""
+
+
 def launch_config(plan: LaunchPlan) -> AgentConfig:
     """`plan`'s agent as acp-tui starts any agent (filed under its registry id)."""
     agent = plan.agent
-    return AgentConfig(agent.id, plan.command, env=plan.env, description=agent.description)
+    config = AgentConfig(agent.id, plan.command, env=plan.env, description=agent.description)
+    package = getattr(agent, plan.kind, None) if plan.kind in ("npx", "uvx") else None
+    if package is not None:
+        config.startup_timeout = FETCH_TIMEOUT
+        config.starting = f"{plan.kind} is fetching {package.package}… (first run only)"
+    return config
 
 
 def approve(agent_id: str) -> None:

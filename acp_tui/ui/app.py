@@ -253,6 +253,8 @@ class AcpApp(App[int]):
                 chat, "stderr", chunk.decode("utf-8", errors="replace")
             ),
         )
+        if conversation.agent.starting:
+            chat.query_one(SessionHeader).agent = conversation.agent.starting
         try:
             info = await client.start()
             chat.agent_started(info.label, info.protocol_version)
@@ -419,6 +421,9 @@ class AcpApp(App[int]):
             options = replace(current.options, env=dict(current.options.env))
         else:
             options = replace(self.options, env=dict(agent.env), mcp_servers=agent.mcp_servers)
+        if agent.startup_timeout is not None:
+            timeout = max(options.startup_timeout, agent.startup_timeout)
+            options = replace(options, startup_timeout=timeout)
         self._opened_count += 1
         number = self._opened_count
         conversation = Conversation(f"conversation-{number}", number, agent, options)
