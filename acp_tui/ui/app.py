@@ -54,11 +54,12 @@ may run."""
 FULL_COLLECTION_EVERY = 30.0
 NEVER = 1_000_000_000
 """A full-collection threshold Python never reaches: those run when the user is idle."""
-YOUNG_COLLECTION_EVERY = 50_000
+YOUNG_COLLECTION_EVERY = 5_000
 """Allocations between young collections (Python's default: 700). Scrolling mounts and
-releases blocks whose cycles, collected young, would otherwise be promoted and freed only by
-a full collection: 3,000 items scrolled through, RSS 100-169 -> 88-116 MB, worst stall 1.4 s ->
-0.34 s (bench_transcript); a young collection stays a millisecond or two."""
+releases blocks whose cycles, collected young, are not promoted to wait for a full collection:
+3,000 items scrolled through, RSS 100-169 -> 91-137 MB, worst stall 1.4 -> 0.74 s
+(bench_transcript). Not more: at 50,000 a young collection mid-stream delayed a keystroke by
+68 ms (bench_tui_stream --typing; 31 ms at 5,000, 22 ms at 700, single 30 s runs)."""
 
 
 class AcpApp(App[int]):
