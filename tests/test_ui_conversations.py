@@ -130,9 +130,8 @@ async def test_a_background_permission_request_waits_for_you(tmp_path: Path) -> 
 
 async def test_an_agents_own_rules_never_answer_for_another_agent(tmp_path: Path) -> None:
     """`[[agents.A.rule]]` allows everything for A; B, picked beside it, is still asked."""
-    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state", record=True)
-    assert app.startup is not None
-    app.startup.agent.rules = [Rule("*", "allow")]
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
+    app.conversation.agent.rules = [Rule("*", "allow")]
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot)
         first = app.conversation
