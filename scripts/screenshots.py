@@ -192,8 +192,12 @@ async def keys(app: AcpApp, pilot: Pilot[int]) -> None:
 async def tour(app: AcpApp, pilot: Pilot[int]) -> None:
     await send(app, pilot, "tour")
     panel = app.chat.query_one(PermissionPanel)
-    while True:  # allow each request as it comes, until the turn ends
-        await wait_until(pilot, lambda: panel.queue or not app.session.busy, timeout=30)  # type: ignore[union-attr]
+    while True:  # allow each request once it takes answers (its key guard over), until the end
+        await wait_until(
+            pilot,
+            lambda: (panel.queue and not panel.guard.armed) or not app.session.busy,  # type: ignore[union-attr]
+            timeout=30,
+        )
         if not panel.queue:
             break
         await pilot.press("a")
