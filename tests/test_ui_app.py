@@ -423,7 +423,6 @@ def test_mentions_become_resource_blocks(tmp_path: Path) -> None:
     assert prompt_blocks("mail me @ noon @nothere", workspace, embed=True).blocks[1:] == []
 
 
-
 def test_mentions_outside_the_workspace_or_unresolvable_stay_text(tmp_path: Path) -> None:
     workspace = demo_workspace(tmp_path / "workspace")
     (tmp_path / "secret.txt").write_text("not yours\n")
@@ -433,6 +432,7 @@ def test_mentions_outside_the_workspace_or_unresolvable_stay_text(tmp_path: Path
     content = prompt_blocks(prompt, workspace, embed=True)
     assert [block.type for block in content.blocks] == ["text", "resource"]
     assert content.blocks[1].resource.uri.endswith("/workspace/app.py")  # type: ignore[union-attr]
+
 
 # -- panels -----------------------------------------------------------------------------------
 
