@@ -18,27 +18,25 @@ def config_dir() -> Path:
 def data_dir() -> Path:
     """acp-tui's data directory: `$XDG_DATA_HOME/acp-tui`, else the platform's usual place
     (`~/.local/share/acp-tui` on Linux)."""
-    if xdg := os.environ.get("XDG_DATA_HOME"):
-        base = Path(xdg)
-    elif sys.platform == "win32":
-        base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
-    elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Application Support"
-    else:
-        base = Path.home() / ".local" / "share"
-    return base / "acp-tui"
+    return _platform_dir("XDG_DATA_HOME", "Application Support", ".local/share")
 
 
 def cache_dir() -> Path:
     """acp-tui's cache directory (what can be fetched again: the agent registry, agents it
     installed): `$XDG_CACHE_HOME/acp-tui`, else the platform's usual place (`~/.cache/acp-tui`
     on Linux)."""
-    if xdg := os.environ.get("XDG_CACHE_HOME"):
+    return _platform_dir("XDG_CACHE_HOME", "Caches", ".cache")
+
+
+def _platform_dir(variable: str, darwin: str, other: str) -> Path:
+    """`$variable/acp-tui`, else under `%LOCALAPPDATA%` on Windows, `~/Library/<darwin>` on
+    macOS, `~/<other>` elsewhere."""
+    if xdg := os.environ.get(variable):
         base = Path(xdg)
     elif sys.platform == "win32":
         base = Path(os.environ.get("LOCALAPPDATA") or Path.home() / "AppData" / "Local")
     elif sys.platform == "darwin":
-        base = Path.home() / "Library" / "Caches"
+        base = Path.home() / "Library" / darwin
     else:
-        base = Path.home() / ".cache"
+        base = Path.home() / other
     return base / "acp-tui"
