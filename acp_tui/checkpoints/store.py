@@ -31,6 +31,7 @@ from typing import Literal
 
 from acp_tui.checkpoints.git import Git, GitFailed, user_excludes_file
 from acp_tui.paths import data_dir
+from acp_tui.units import human_size
 
 try:
     import fcntl
@@ -249,8 +250,8 @@ class CheckpointStore:
                 drop.append(path)
         if self._bytes > self.max_bytes:
             raise WorkspaceTooLarge(
-                f"{_size(self._bytes)} are new or changed here since the last checkpoint "
-                f"(more than {_size(self.max_bytes)}): too much to copy"
+                f"{human_size(self._bytes)} are new or changed here since the last checkpoint "
+                f"(more than {human_size(self.max_bytes)}): too much to copy"
             )
         if update:
             data = b"\0".join(os.fsencode(p) for p in update) + b"\0"
@@ -277,7 +278,8 @@ class CheckpointStore:
             return None
         if stat.S_ISREG(mode):
             if info.st_size > self.max_size:
-                return f"larger than {self.max_size // (1024 * 1024)} MB ({_size(info.st_size)})"
+                limit = self.max_size >> 20
+                return f"larger than {limit} MB ({human_size(info.st_size)})"
             if not os.access(full, os.R_OK):
                 return "unreadable (permission denied)"
             self._bytes += info.st_size
@@ -376,12 +378,6 @@ def _through_link(root: str, path: str) -> bool:
     """Whether a directory on the way to `path` is a symbolic link (or not a directory)."""
     parent = os.path.join(root, os.path.dirname(path))
     return os.path.realpath(parent) != parent
-
-
-def _size(size: int) -> str:
-    if size >= 1 << 30:
-        return f"{size / (1 << 30):.1f} GB"
-    return f"{size / (1 << 20):.1f} MB"
 
 
 # -- ignore rules ----------------------------------------------------------------------------

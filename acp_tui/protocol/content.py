@@ -12,8 +12,9 @@ from urllib.parse import unquote
 import msgspec
 from msgspec import UNSET, UnsetType
 
-from acp_tui.protocol.images import ImageError, human_size, inspect_data
+from acp_tui.protocol.images import ImageError, inspect_data
 from acp_tui.protocol.wire import Wire
+from acp_tui.units import human_size
 
 Meta = dict[str, Any] | None | UnsetType
 

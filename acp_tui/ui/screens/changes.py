@@ -40,6 +40,7 @@ from acp_tui.protocol.content import ToolCallContent
 from acp_tui.ui.render.changes import LETTER_STYLES, counted
 from acp_tui.ui.screens.rewind import Answer, RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
+from acp_tui.units import human_size
 
 if TYPE_CHECKING:
     from acp_tui.session.controller import Session
@@ -500,17 +501,8 @@ def file_texts(change: FileChange, old: bytes, new: bytes) -> FileTexts:
             raise UnicodeDecodeError("utf-8", b"", 0, 1, "NUL")
         return FileTexts(old.decode("utf-8"), new.decode("utf-8"))
     except UnicodeDecodeError:
-        return FileTexts(
-            None, None, f"A binary file: {_size(len(old))} before, {_size(len(new))} after."
-        )
-
-
-def _size(size: int) -> str:
-    if size < 1024:
-        return f"{size} bytes"
-    if size < 1 << 20:
-        return f"{size / 1024:.1f} KB"
-    return f"{size / (1 << 20):.1f} MB"
+        before, after = human_size(len(old)), human_size(len(new))
+        return FileTexts(None, None, f"A binary file: {before} before, {after} after.")
 
 
 def hunk_row(view: DiffView, index: int) -> int:
