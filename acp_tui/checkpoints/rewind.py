@@ -25,6 +25,7 @@ from typing import Literal
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChange, Snapshot
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
 from acp_tui.protocol.jsonrpc import RpcError
+from acp_tui.services.fs import fsync_directory, temp_name
 from acp_tui.services.workspace import Workspace
 
 UNDO_ROOT = "refs/acp-tui/rewinds"
@@ -372,7 +373,7 @@ def _write(root: str, path: str, data: bytes, mode: str) -> None:
             current = None
         if current is not None and stat.S_ISDIR(current.st_mode):
             raise _InTheWay("a directory is in the way")
-        temporary = f".{name}.acp-tui-{os.getpid()}-{time.monotonic_ns()}"
+        temporary = temp_name(name)
         if mode == "120000":
             target = os.fsdecode(data)
             where = os.path.dirname(os.path.join(root, path))
@@ -381,24 +382,23 @@ def _write(root: str, path: str, data: bytes, mode: str) -> None:
                 raise _InTheWay("a symbolic link to outside the workspace: not restored")
             os.symlink(target, temporary, dir_fd=fd)
         else:
-            if current is not None and stat.S_ISREG(current.st_mode):
-                permissions = stat.S_IMODE(current.st_mode)
-            else:
-                umask = os.umask(0)
-                os.umask(umask)
-                permissions = 0o666 & ~umask
-            if mode == "100755":
-                permissions |= (permissions & 0o444) >> 2
-            else:
-                permissions &= ~0o111
+            # A new file gets the usual permissions less the umask, applied by the kernel (reading
+            # the umask means setting it, for every thread of the process); a file written over
+            # keeps its own, with the executable bits the checkpoint says.
             flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
-            out = os.open(temporary, flags, permissions, dir_fd=fd)
+            out = os.open(temporary, flags, 0o777 if mode == "100755" else 0o666, dir_fd=fd)
             try:
                 with open(out, "wb", closefd=False) as file:
                     file.write(data)
                     file.flush()
                     os.fsync(out)
-                os.fchmod(out, permissions)
+                if current is not None and stat.S_ISREG(current.st_mode):
+                    permissions = stat.S_IMODE(current.st_mode)
+                    if mode == "100755":
+                        permissions |= (permissions & 0o444) >> 2
+                    else:
+                        permissions &= ~0o111
+                    os.fchmod(out, permissions)
             except BaseException:
                 os.close(out)
                 with contextlib.suppress(OSError):
@@ -411,6 +411,7 @@ def _write(root: str, path: str, data: bytes, mode: str) -> None:
             with contextlib.suppress(OSError):
                 os.unlink(temporary, dir_fd=fd)
             raise
+        fsync_directory(fd)
     finally:
         os.close(fd)
 

@@ -348,7 +348,7 @@ class FileSystemService:
                         os.unlink(temp_name, dir_fd=dir_fd)
         except OSError as exc:
             raise os_error(path, exc, resolved=resolved) from exc
-        _fsync_directory(dir_fd)
+        fsync_directory(dir_fd)
         return info
 
 
@@ -413,7 +413,8 @@ def _too_large(path: str, detail: str, cap: int) -> RpcError:
     )
 
 
-def _temp_name(name: str) -> str:
+def temp_name(name: str) -> str:
+    """A fresh hidden name beside `name` for its new content (short enough for any file name)."""
     return f".{name[:200]}.acp-tui-{secrets.token_hex(4)}.tmp"
 
 
@@ -429,9 +430,9 @@ def _create_temp(dir_fd: int, name: str, mode: int) -> tuple[int, str | None]:
                 raise
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
     while True:
-        temp_name = _temp_name(name)
+        temporary = temp_name(name)
         try:
-            return os.open(temp_name, flags, mode, dir_fd=dir_fd), temp_name
+            return os.open(temporary, flags, mode, dir_fd=dir_fd), temporary
         except FileExistsError:
             continue
 
@@ -439,10 +440,10 @@ def _create_temp(dir_fd: int, name: str, mode: int) -> tuple[int, str | None]:
 def _link_temp(fd: int, dir_fd: int, name: str) -> str:
     """Give a complete unnamed temporary file a name, so it can be renamed over the target."""
     while True:
-        temp_name = _temp_name(name)
+        temporary = temp_name(name)
         try:
-            os.link(f"/proc/self/fd/{fd}", temp_name, dst_dir_fd=dir_fd, follow_symlinks=True)
-            return temp_name
+            os.link(f"/proc/self/fd/{fd}", temporary, dst_dir_fd=dir_fd, follow_symlinks=True)
+            return temporary
         except FileExistsError:
             continue
 
@@ -464,7 +465,7 @@ def _check_unchanged(path: str, dir_fd: int, name: str, old: _Old) -> None:
         )
 
 
-def _fsync_directory(dir_fd: int) -> None:
+def fsync_directory(dir_fd: int) -> None:
     """Make the rename durable. Best effort: some file systems refuse to fsync a directory."""
     with contextlib.suppress(OSError):
         fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
