@@ -104,6 +104,7 @@ class Block(Widget):
         self.post_message(self.CopyRequested(self.text()))
 
     def on_click(self) -> None:
+        # The one click handler of every block (Textual calls each class's own `on_click`, so
+        # a subclass changes what a click does through `action_toggle`, not another handler).
         if self.can_expand():
-            self.folded_by_user = True
-            self.expanded = not self.expanded
+            self.action_toggle()

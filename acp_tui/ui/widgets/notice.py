@@ -92,12 +92,6 @@ class NoticeLine(Block):
         else:
             super().action_toggle()
 
-    def on_click(self) -> None:
-        if self.item.severity == "changes":
-            self.post_message(self.ChangesWanted(self.item.turn))
-        else:
-            super().on_click()
-
     def sync(self, delta: Any = None) -> None:
         if not self._ready:
             return
