@@ -17,7 +17,9 @@ from textual.widget import Widget
 from acp_tui.attachments import image_from_file
 from acp_tui.demo.picture import demo_png
 from acp_tui.mentions import NO_IMAGES
+from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.updates import decode_session_notification
+from acp_tui.session.state import Message
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import demo_app, demo_workspace, wait_idle, wait_started, wait_until
 from acp_tui.ui.render.pictures import picture_mode
@@ -116,6 +118,22 @@ async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
         assert "broken image: its data is not valid base64" in broken
         assert "too large to show: 30000×20000 pixels" in too_big  # noqa: RUF001
 
+
+
+async def test_a_block_shown_again_for_another_message_drops_the_pictures_it_had(
+    tmp_path: Path,
+) -> None:
+    async with started_app(tmp_path) as (app, pilot):
+        assert app.session is not None
+        apply_update(app, "agent_message_chunk", image_block(CAT))
+        await wait_until(pilot, lambda: len(app.chat.query(ImageView)) == 1)
+        block = app.chat.query_one(ImageView).parent
+        assert isinstance(block, AgentMessage)
+        plain = Message("other", "agent", 1, [ContentBlock(type="text", text="just words")])
+        block.rebind(plain)  # what the transcript does with a released block
+        await pilot.pause()
+        assert not app.chat.query(ImageView)
+        assert block.text() == "just words"
 
 async def test_pictures_are_drawn_with_half_blocks_when_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch

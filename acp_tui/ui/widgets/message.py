@@ -93,9 +93,7 @@ class AgentMessage(Block):
         yield from self._parts
 
     def rebind(self, item: Any) -> None:
-        self._view.clear()
-        self._fed = 0
-        self._revision = item.revision
+        self._revision = -1  # no item's: `sync` starts over, as for a replaced message
         super().rebind(item)
 
     def sync(self, delta: Any = None) -> None:
