@@ -548,7 +548,6 @@ async def test_old_blocks_are_released_and_come_back(run: Run) -> None:
         assert session.state.timeline[-1] not in [block.item for block in transcript.blocks]
 
 
-
 async def test_a_click_opens_a_long_notice_and_another_folds_it(run: Run) -> None:
     async with run() as (app, pilot):
         session = app.session
@@ -561,6 +560,7 @@ async def test_a_click_opens_a_long_notice_and_another_folds_it(run: Run) -> Non
         assert notice.expanded  # once: the click is handled by one handler, not two
         await pilot.click(notice)
         assert not notice.expanded
+
 
 async def test_protocol_v2_works_the_same(run: Run) -> None:
     async with run(protocol_version=2) as (app, pilot):

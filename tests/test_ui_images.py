@@ -119,7 +119,6 @@ async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
         assert "too large to show: 30000×20000 pixels" in too_big  # noqa: RUF001
 
 
-
 async def test_a_block_shown_again_for_another_message_drops_the_pictures_it_had(
     tmp_path: Path,
 ) -> None:
@@ -134,6 +133,7 @@ async def test_a_block_shown_again_for_another_message_drops_the_pictures_it_had
         await pilot.pause()
         assert not app.chat.query(ImageView)
         assert block.text() == "just words"
+
 
 async def test_pictures_are_drawn_with_half_blocks_when_asked(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
