@@ -235,7 +235,7 @@ class ChangesScreen(Screen[None]):
 
     @work(group="changes-file", exclusive=True, exit_on_error=False)
     async def show_file(self, change: FileChange) -> None:
-        store = self.checkpointer.store()
+        store = await self.checkpointer.run(self.checkpointer.store)  # may open it: git
         if store is None:
             return
 
@@ -418,7 +418,7 @@ async def confirm_and_apply(
     answer = await app.push_screen_wait(RewindScreen(plan, title, can_continue=can_continue))
     if answer == "cancel":
         return answer, None
-    store = checkpointer.store()
+    store = await checkpointer.run(checkpointer.store)  # may open it: git
     if store is None:
         return answer, None
     try:
@@ -455,7 +455,7 @@ async def undo_last_rewind(app: AcpApp, checkpointer: Checkpointer, session: Ses
     if session.busy:
         app.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
         return
-    store = checkpointer.store()
+    store = await checkpointer.run(checkpointer.store)  # may open it: git
     if store is None:
         app.notify(checkpointer.unavailable or "", title="No checkpoints", severity="warning")
         return
