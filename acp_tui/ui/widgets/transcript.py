@@ -316,21 +316,29 @@ class Transcript(VerticalScroll, can_focus=False):
             self._changed.clear()
             return
         heights = self._heights
-        if len(heights) < len(timeline):
+        known = len(heights)
+        if known < len(timeline):
             heights.extend(
-                estimate(item, width, folds.get(id(item), False))
-                for item in timeline[len(heights) :]
+                estimate(item, width, folds.get(id(item), False)) for item in timeline[known:]
             )
             self._offsets = None
         for key, item in self._changed.items():
             if key in self._blocks:
                 continue
-            try:
-                index = timeline.index(item)
-            except ValueError:
-                continue
-            heights[index] = estimate(item, width, folds.get(key, False))
-            self._offsets = None
+            # What changes off screen is mostly the last item (a stream the view left): no scan.
+            if timeline and timeline[-1] is item:
+                index = len(timeline) - 1
+            else:
+                try:
+                    index = timeline.index(item)
+                except ValueError:
+                    continue
+            if index >= known:
+                continue  # estimated just now
+            height = estimate(item, width, folds.get(key, False))
+            if heights[index] != height:
+                heights[index] = height
+                self._offsets = None
         self._changed.clear()
 
     def _item_offsets(self) -> list[int]:
