@@ -114,6 +114,8 @@ class LiveCheck:
             self.on_violation(f"the live protocol check could not start: {error}")
             return
         self._reader = asyncio.get_running_loop().create_task(self._read())
+        if self._batch and self._flush is None:
+            self._write()  # what came while it started
 
     def _write(self) -> None:
         self._flush = None
@@ -121,8 +123,10 @@ class LiveCheck:
         now = loop.time()
         process = self._process
         pouring = now - self._fed_at < FLUSH_SECONDS and now - self._held_since < MAX_HOLD
-        if process is None or process.stdin is None or pouring:
-            if not self._closed:  # still starting, or lines still pouring in: a little later
+        if process is None or process.stdin is None:
+            return  # still starting: `_start` writes what waits once the worker is up
+        if pouring:
+            if not self._closed:  # lines still pouring in: a little later
                 self._flush = loop.call_later(FLUSH_SECONDS, self._write)
             return
         batch, self._batch = self._batch, []
