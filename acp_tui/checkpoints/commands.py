@@ -17,7 +17,6 @@ from pathlib import Path
 from acp_tui.checkpoints.git import GitFailed, GitMissing
 from acp_tui.checkpoints.rewind import (
     RewindPlan,
-    Stale,
     apply_rewind,
     plan_rewind,
     rewinds,
@@ -85,9 +84,7 @@ def _reported(command: Callable[[Sequence[str]], int]) -> Callable[[Sequence[str
     def run(argv: Sequence[str]) -> int:
         try:
             return command(argv)
-        except _Failure as failure:
-            _warn(str(failure))
-        except (CheckpointError, GitFailed, OSError) as error:
+        except (_Failure, CheckpointError, GitFailed, OSError) as error:
             _warn(str(error))
         return EXIT_FAILED
 
@@ -219,10 +216,7 @@ def _rewind(store: CheckpointStore, plan: RewindPlan, yes: bool, session_id: str
         if answer not in ("y", "yes"):
             print("Nothing was changed.")
             return EXIT_NOT_CONFIRMED
-    try:
-        result = apply_rewind(store, plan)
-    except Stale as error:
-        raise _Failure(str(error)) from error
+    result = apply_rewind(store, plan)  # Stale is a CheckpointError: said by _reported
     print(f"Put back {len(result.restored)} file(s).")
     for path, reason in result.failed:
         _warn(f"{path}: not put back: {reason}")
