@@ -22,9 +22,9 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from acp_tui import __version__
 from acp_tui.paths import cache_dir
 from acp_tui.registry.index import BinaryTarget, RegistryAgent
+from acp_tui.registry.source import HEADERS
 
 Progress = Callable[[int, int | None], None]
 """Called with the bytes received so far and the total when the server said it."""
@@ -193,7 +193,7 @@ def _command_path(folder: Path, cmd: str) -> Path:
 def _download(
     url: str, path: Path, progress: Progress | None, cancel: threading.Event | None
 ) -> None:
-    request = urllib.request.Request(url, headers={"User-Agent": f"acp-tui/{__version__}"})
+    request = urllib.request.Request(url, headers=HEADERS)
     try:
         with urllib.request.urlopen(request, timeout=60) as response, path.open("wb") as out:
             length = response.headers.get("Content-Length")

@@ -21,6 +21,9 @@ from acp_tui import __version__
 from acp_tui.paths import cache_dir
 from acp_tui.registry.index import IndexUnreadable, RegistryIndex, decode_index
 
+HEADERS = {"User-Agent": f"acp-tui/{__version__}"}
+"""What acp-tui says of itself to the registry and to the servers agents are downloaded from."""
+
 DEFAULT_URL = "https://cdn.agentclientprotocol.com/registry/v1/latest/registry.json"
 URL_ENV = "ACP_TUI_REGISTRY_URL"
 TTL = 3600.0
@@ -105,7 +108,7 @@ async def load_registry_async(**options: object) -> LoadedRegistry:
 
 
 def _fetch(folder: Path, url: str, cached: LoadedRegistry | None, timeout: float) -> LoadedRegistry:
-    request = urllib.request.Request(url, headers={"User-Agent": f"acp-tui/{__version__}"})
+    request = urllib.request.Request(url, headers=HEADERS)
     meta = _read_meta(folder) if cached is not None else {}
     if meta.get("etag"):
         request.add_header("If-None-Match", meta["etag"])
