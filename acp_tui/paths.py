@@ -1,6 +1,7 @@
 """Where acp-tui keeps things: the config directory (files the user edits, and rules saved for
 them), the data directory (conversation records, the demo agent's sessions) and the cache
-directory (the agent registry and the agents installed from it)."""
+directory (the agent registry and the agents installed from it); and `within`, the one test of
+whether a resolved path stays inside a folder."""
 
 from __future__ import annotations
 
@@ -40,3 +41,9 @@ def _platform_dir(variable: str, darwin: str, other: str) -> Path:
     else:
         base = Path.home() / other
     return base / "acp-tui"
+
+
+def within(root: str, path: str) -> bool:
+    """Whether `path` is `root` or below it (both resolved, `root` without a trailing slash:
+    a plain prefix test would take `/work2` for a path in `/work`)."""
+    return path == root or path.startswith(root + os.sep)

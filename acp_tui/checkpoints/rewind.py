@@ -24,6 +24,7 @@ from typing import Literal
 
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChange, Snapshot
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
+from acp_tui.paths import within
 from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.services.fs import fsync_directory, temp_name
 from acp_tui.services.workspace import Workspace
@@ -378,7 +379,7 @@ def _write(root: str, path: str, data: bytes, mode: str) -> None:
             target = os.fsdecode(data)
             where = os.path.dirname(os.path.join(root, path))
             resolved = os.path.realpath(os.path.join(where, target))
-            if resolved != root and not resolved.startswith(root + os.sep):
+            if not within(root, resolved):
                 raise _InTheWay("a symbolic link to outside the workspace: not restored")
             os.symlink(target, temporary, dir_fd=fd)
         else:

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from acp_tui.checkpoints.git import Git, GitFailed, user_excludes_file
-from acp_tui.paths import data_dir
+from acp_tui.paths import data_dir, within
 from acp_tui.units import human_size
 
 try:
@@ -273,7 +273,7 @@ class CheckpointStore:
         mode = info.st_mode
         if stat.S_ISLNK(mode):
             target = os.path.realpath(full)
-            if target != root and not target.startswith(root + os.sep):
+            if not within(root, target):
                 return "a symbolic link to outside the workspace"
             return None
         if stat.S_ISREG(mode):

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from acp_tui.paths import cache_dir
+from acp_tui.paths import cache_dir, within
 from acp_tui.registry.index import BinaryTarget, RegistryAgent
 from acp_tui.registry.source import HEADERS
 
@@ -264,7 +264,7 @@ def _link_inside(member: str, link: str) -> None:
 
 def _real_inside(root: str, path: Path, name: str) -> None:
     real = os.path.realpath(path)
-    if real != root and not real.startswith(root + os.sep):
+    if not within(root, real):
         raise InstallError(f"the archive is refused: {name!r} would be written outside its folder")
 
 
