@@ -18,6 +18,8 @@ import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from acp_tui.paths import config_dir
+
 IDENTITY = {
     "GIT_AUTHOR_NAME": "acp-tui",
     "GIT_AUTHOR_EMAIL": "acp-tui@localhost",
@@ -76,11 +78,8 @@ def user_excludes_file() -> Path | None:
     except (OSError, subprocess.SubprocessError, GitMissing):
         return None
     configured = result.stdout.decode("utf-8", "replace").strip()
-    if configured:
-        path = Path(configured).expanduser()
-    else:
-        base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-        path = Path(base) / "git" / "ignore"
+    # Unset, git reads $XDG_CONFIG_HOME/git/ignore (~/.config/git/ignore): beside our config.
+    path = Path(configured).expanduser() if configured else config_dir().parent / "git" / "ignore"
     return path if path.is_file() else None
 
 
