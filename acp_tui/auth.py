@@ -164,10 +164,14 @@ def _env(value: Any) -> dict[str, str]:
 # -- terminal sign-in ------------------------------------------------------------------------
 
 
-def terminal_login(agent_argv: list[str], choice: AuthChoice) -> tuple[list[str], dict[str, str]]:
-    """The command line and extra environment a `terminal` method runs."""
+def terminal_login(
+    agent_argv: list[str], choice: AuthChoice, agent_env: Mapping[str, str] | None = None
+) -> tuple[list[str], dict[str, str]]:
+    """The command line and extra environment a `terminal` method runs. The login is the
+    agent's own program: it gets the agent's environment (a registry entry's or the config's
+    `env`) under the method's."""
     program = list(choice.command) if choice.command else list(agent_argv)
-    return [*program, *choice.args], dict(choice.env)
+    return [*program, *choice.args], {**(agent_env or {}), **choice.env}
 
 
 def run_in_terminal(argv: list[str], env: Mapping[str, str], cwd: Path | str) -> int:
@@ -218,10 +222,7 @@ async def sign_in(
         return
     if run_terminal is None:
         raise AuthFailed(f"{choice.name or choice.id} signs in in a terminal, and there is none")
-    argv, env = terminal_login(client.argv, choice)
-    # The login is the agent's own program: it gets the agent's environment (a registry
-    # entry's or the config's `env`) under the method's.
-    env = {**client.options.env, **env}
+    argv, env = terminal_login(client.argv, choice, client.options.env)
     await client.close()
     try:
         status = await run_terminal(argv, env)
