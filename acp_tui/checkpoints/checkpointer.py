@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar
 
 from acp_tui.checkpoints.git import GitFailed, GitMissing
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, WorkspaceTooLarge
-from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges
+from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint
 
 if TYPE_CHECKING:
     from acp_tui.session.controller import Session
@@ -55,7 +55,7 @@ class Checkpointer:
         """Said from a worker thread; passed on from the event loop."""
         self._store: CheckpointStore | None = None
         self._open_lock = threading.Lock()
-        self._running: dict[str, int] = {}
+        self._running: dict[str, TurnCheckpoint] = {}
         """Session id -> the turn whose checkpoint before it was taken, until it ends."""
 
     def store(self) -> CheckpointStore | None:
@@ -129,12 +129,15 @@ class Checkpointer:
         turn = session.state.turn + 1
         session_id = session.id
 
-        def take() -> bool:
+        def take() -> TurnCheckpoint | None:
             checkpoints = self.session(session_id)
             if checkpoints is None:
-                return False
-            checkpoints.begin(turn, prompt)
-            return True
+                return None
+            before = checkpoints.begin(turn, prompt)
+            # Kept for `after_turn` (which needs only the snapshots: not read back from refs).
+            return TurnCheckpoint(
+                session_id, turn, before=before.commit, skipped_before=before.skipped
+            )
 
         waiting = None
         if self._on_wait is not None:
@@ -148,15 +151,16 @@ class Checkpointer:
         finally:
             if waiting is not None:
                 waiting.cancel()
-        if taken:
-            self._running[session_id] = turn
-        return taken
+        if taken is None:
+            return False
+        self._running[session_id] = taken
+        return True
 
     async def after_turn(self, session: Session) -> TurnChanges | None:
         """The checkpoint after the turn that just ended, and a notice of what it changed
         (none when nothing did). None when the turn had no checkpoint before it."""
-        turn = self._running.pop(session.id, None)
-        if turn is None:
+        checkpoint = self._running.pop(session.id, None)
+        if checkpoint is None:
             return None
         session_id = session.id
 
@@ -164,9 +168,9 @@ class Checkpointer:
             checkpoints = self.session(session_id)
             if checkpoints is None:
                 return None
-            checkpoints.end(turn)
-            checkpoint = checkpoints.turn(turn)
-            return checkpoints.changes(checkpoint) if checkpoint is not None else None
+            after = checkpoints.end(checkpoint.turn)
+            checkpoint.after, checkpoint.skipped_after = after.commit, after.skipped
+            return checkpoints.changes(checkpoint)
 
         try:
             changes = await self._in_thread(take)
