@@ -47,6 +47,11 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 import msgspec  # noqa: E402
 from bench_tui_stream import bench_memory, rss_mb  # noqa: E402
+from textual.app import App  # noqa: E402
+from textual.containers import VerticalScroll  # noqa: E402
+from textual.screen import Screen  # noqa: E402
+from textual.widget import Widget  # noqa: E402
+from textual.widgets import Static  # noqa: E402
 
 from acp_tui.cli import DEMO_AGENT  # noqa: E402
 from acp_tui.demo.long_session import write_long_session  # noqa: E402
@@ -54,9 +59,9 @@ from acp_tui.session import controller  # noqa: E402
 from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, Session  # noqa: E402
 from acp_tui.session.state import SessionState  # noqa: E402
 from acp_tui.ui.app import AcpApp  # noqa: E402
-from acp_tui.ui.chat_screen import ChatScreen  # noqa: E402
 from acp_tui.ui.conversation import Conversation  # noqa: E402
 from acp_tui.ui.pilot import demo_app, demo_workspace  # noqa: E402
+from acp_tui.ui.widgets.heights import estimate  # noqa: E402
 from acp_tui.ui.widgets.transcript import Transcript  # noqa: E402
 
 SIZE = (120, 40)
@@ -92,23 +97,33 @@ class OfflineApp(AcpApp):
 
 
 class Frames:
-    """Counts the frames the chat screen draws (its compositor refreshes)."""
+    """Counts the frames a screen draws (its compositor refreshes), and where `scrolled` was
+    scrolled to in the last one."""
 
-    def __init__(self, chat: ChatScreen) -> None:
+    def __init__(self, screen: Screen[Any], scrolled: Widget) -> None:
         self.count = 0
+        self.shown_y = scrolled.scroll_y
         self.changed = asyncio.Event()
-        draw = chat._compositor_refresh
+        draw = screen._compositor_refresh
 
         def counted() -> None:
             draw()
             self.count += 1
+            self.shown_y = scrolled.scroll_y
             self.changed.set()
 
-        chat._compositor_refresh = counted  # type: ignore[method-assign]
+        screen._compositor_refresh = counted  # type: ignore[method-assign]
 
     async def next(self) -> None:
         self.changed.clear()
         await self.changed.wait()
+
+    async def moved_from(self, y: float) -> None:
+        """Until a frame shows the view scrolled away from `y`: Textual scrolls after the next
+        refresh, so the first frame after a key may still show the page before."""
+        await self.next()
+        while self.shown_y == y:
+            await self.next()
 
 
 class Ticker:
@@ -159,7 +174,7 @@ async def bench_scroll(state: SessionState) -> dict[str, float]:
         await pilot.pause(0.3)
         chat = app.chat
         transcript = chat.query_one(Transcript)
-        frames = Frames(chat)
+        frames = Frames(chat, transcript)
         transcript.scroll_home(animate=False, immediate=True)
         await pilot.pause(0.3)
         samples: list[float] = []
@@ -168,9 +183,9 @@ async def bench_scroll(state: SessionState) -> dict[str, float]:
         ticker = Ticker()
         started = time.perf_counter()
         while transcript.scroll_y < transcript.max_scroll_y:
-            pressed = time.perf_counter()
+            pressed, before = time.perf_counter(), transcript.scroll_y
             chat.action_scroll_transcript(1)  # what PageDown does
-            await frames.next()
+            await frames.moved_from(before)
             pages.append(time.perf_counter() - pressed)
             mounted.append(len(transcript.blocks))
             if len(pages) % 100 == 0:
@@ -204,6 +219,55 @@ async def bench_scroll(state: SessionState) -> dict[str, float]:
         f" {max(mounted)} blocks mounted"
     )
     return result
+
+
+class PlainApp(App[None]):
+    """Textual's own floor for paging: a `VerticalScroll` of `Static`s, all mounted, with
+    the text of the history's first `BASELINE_ITEMS` items."""
+
+    CSS = "Static { margin: 1 2 0 2; padding: 0 1; border: round $primary; }"
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__()
+        self.texts = texts
+
+    def compose(self) -> Any:
+        with VerticalScroll():
+            for text in self.texts:
+                yield Static(text, markup=False)
+
+
+BASELINE_ITEMS = 1_000
+
+
+async def bench_plain_pages(state: SessionState) -> float:
+    """The median page of `PlainApp`, paged as `bench_scroll` pages the transcript."""
+    texts = [_plain_text(item) for item in state.timeline[:BASELINE_ITEMS]]
+    app = PlainApp(texts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.3)
+        view = app.query_one(VerticalScroll)
+        frames = Frames(app.screen, view)
+        pages: list[float] = []
+        while view.scroll_y < view.max_scroll_y:
+            pressed, before = time.perf_counter(), view.scroll_y
+            view.scroll_page_down()
+            await frames.moved_from(before)
+            pages.append(time.perf_counter() - pressed)
+    median = statistics.median(pages)
+    print(
+        f"baseline: Textual's VerticalScroll of {len(texts):,} Statics, {len(pages):,} pages:"
+        f" page to frame median {median * 1000:.1f} ms, worst {max(pages) * 1000:.0f} ms"
+    )
+    return median
+
+
+def _plain_text(item: Any) -> str:
+    """`item`'s text, cut or padded to the lines its block takes (less the Static's border
+    and margin), so the baseline scrolls as far as the transcript does."""
+    text = getattr(item, "text", None) or getattr(item, "title", None) or type(item).__name__
+    lines = max(1, estimate(item, SIZE[0] - 1) - 3)
+    return "\n".join((str(text).splitlines() + ["."] * lines)[:lines])
 
 
 # -- opening a long history -------------------------------------------------------------------
@@ -339,7 +403,9 @@ def main() -> None:
     if args.only in (None, "scroll"):
         session_id = write_long_session(DEMO_DATA, args.items + 1, WORKSPACE, "sess_scroll")
         state = asyncio.run(replayed_state(session_id, version=2))
-        asyncio.run(bench_scroll(state))
+        plain = asyncio.run(bench_plain_pages(state))
+        ours = asyncio.run(bench_scroll(state))
+        print(f"page to frame: {ours['page_median'] / plain:.2f}x Textual's own scroll")
 
 
 if __name__ == "__main__":
