@@ -170,3 +170,40 @@ async def test_block_keys_cross_the_window(tmp_path: Path) -> None:
         await wait_until(pilot, lambda: on_screen(app, items[-1]))
         assert app.chat.query_one(Transcript).block_for(items[2]) is None
         assert not isinstance(app.focused, Block)
+
+
+async def test_pages_only_scroll_between_batches_and_a_held_key_pages_on(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with long_history(tmp_path, 2_000) as (app, pilot):
+        transcript = app.chat.query_one(Transcript)
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.2)
+        mounts: list[tuple[int, int]] = []
+        mount = transcript._mount
+
+        def counted(start: int, end: int) -> None:
+            mounts.append((start, end))
+            mount(start, end)
+
+        monkeypatch.setattr(transcript, "_mount", counted)
+        page = transcript.scrollable_content_region.height
+        for _ in range(30):
+            before = transcript.scroll_y
+            await pilot.press("pagedown")
+            await pilot.pause()
+            # (A page, give or take a block above measured taller or shorter than guessed:
+            # the view then moves with what it shows.)
+            assert transcript.scroll_y > before + page / 2
+        # Blocks come in batches of a few screens: most pages mount nothing (and lay nothing
+        # out), yet every page showed blocks all the way down (`scroll_y` above).
+        assert 5 <= len(mounts) <= 15
+        assert len(transcript.blocks) < WINDOW
+        # Keys that come faster than frames each move a page: the next page starts from where
+        # the last one is heading, not from where the view was last drawn.
+        before = transcript.scroll_y
+        for _ in range(3):
+            app.chat.action_scroll_transcript(1)
+        assert transcript.scroll_target_y == before + 3 * page
+        await pilot.pause(0.1)
+        assert transcript.scroll_y > before + 2 * page

@@ -571,11 +571,7 @@ class ChatScreen(Screen[None]):
             self.app.agent_ignored_cancel(self)
 
     def action_scroll_transcript(self, direction: int) -> None:
-        transcript = self.query_one(Transcript)
-        if direction < 0:
-            transcript.scroll_page_up()
-        else:
-            transcript.scroll_page_down()
+        self.query_one(Transcript).scroll_pages(direction)
 
     def action_follow(self) -> None:
         self.query_one(Transcript).action_follow()

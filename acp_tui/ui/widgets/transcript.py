@@ -48,10 +48,16 @@ from acp_tui.ui.widgets.thought import Thought
 from acp_tui.ui.widgets.tool_call import ToolCallCard
 
 AHEAD = 1.0
-"""Screens of blocks mounted beyond the view, above and below: scrolling finds them ready."""
-BEHIND = 3.0
-"""Screens beyond the view past which blocks are released (more than `AHEAD`, so that
-scrolling back and forth does not mount and release the same blocks)."""
+"""Screens of blocks kept mounted beyond the view, above and below: scrolling finds them
+ready."""
+BATCH = 2.0
+"""Screens of blocks mounted at once when fewer than `AHEAD` are ready: mounting lays the
+screen out again, so it is done for several pages at a time; the pages between only scroll
+(Textual's fast path: no layout)."""
+BEHIND = 5.0
+"""Screens beyond the view past which blocks are released (down to `AHEAD + BATCH`, so that
+scrolling back and forth does not mount and release the same blocks). Blocks are also
+released down to that when blocks are mounted on the other side: in the same layout."""
 SPARE = 8
 """Released blocks of each kind kept (hidden) for reuse. A block made anew costs its
 composition and styling, and a released one is garbage that only a full collection frees: a
@@ -430,7 +436,9 @@ class Transcript(VerticalScroll, can_focus=False):
         if self.is_anchored and not self._anchor_released:
             top = offsets[-1] - view
         else:
-            top = self.scroll_y - self._above.virtual_region.y
+            # Where the spacer was laid out (below the welcome, if any): asking Textual would
+            # lay the whole screen out again once the spacer is out of view.
+            top = self.scroll_y - self._placed.get(self._above, 0)
         bottom = top + view
         want_first = self._index_at(top - view * AHEAD)
         want_end = self._index_at(bottom + view * AHEAD) + 1
@@ -438,13 +446,21 @@ class Transcript(VerticalScroll, can_focus=False):
         if not self._window or end <= want_first or first >= want_end:
             self._show_range(want_first, want_end)
             return
+        short = end < want_end or first > want_first
+        too_far = first < self._index_at(top - view * BEHIND) or end > (
+            self._index_at(bottom + view * BEHIND) + 1
+        )
+        if not short and not too_far:
+            return  # the view only scrolls: no layout
+        keep_first = self._index_at(top - view * (AHEAD + BATCH))
+        keep_end = self._index_at(bottom + view * (AHEAD + BATCH)) + 1
         if end < want_end:
-            self._mount(end, want_end)
-        elif end > (keep_end := self._index_at(bottom + view * BEHIND) + 1):
+            self._mount(end, keep_end)
+        elif end > keep_end:
             self._release(self._window[keep_end - first :])
         if first > want_first:
-            self._mount(want_first, first)
-        elif first < (keep_first := self._index_at(top - view * BEHIND)):
+            self._mount(keep_first, first)
+        elif first < keep_first:
             self._release(self._window[: keep_first - first])
             self._first = keep_first
         self._set_spacers()
@@ -559,6 +575,13 @@ class Transcript(VerticalScroll, can_focus=False):
         self.scroll_to(
             y=self._above.virtual_region.y + offsets[index], animate=False, immediate=True
         )
+
+    def scroll_pages(self, pages: int) -> None:
+        """Scroll by whole screens from where the last scroll is heading, so that a held
+        key pages on before the page before is drawn (Textual's `scroll_page_down` starts
+        from where the view is, and only after the next refresh)."""
+        height = self.scrollable_content_region.height
+        self.scroll_to(y=self.scroll_target_y + pages * height, immediate=True)
 
     def _focus_block(self, block: Widget) -> None:
         if block.is_attached:
