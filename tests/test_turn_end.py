@@ -16,7 +16,7 @@ from acp_tui.session import reducer
 from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
 from acp_tui.session.state import SessionState
 from acp_tui.ui.pilot import send, wait_idle, wait_permission
-from acp_tui.ui.widgets.tool_call import ToolCallCard
+from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from tests.support.ui import started_app
 
 REJECTING_AGENT = Path(__file__).parent / "agents" / "rejecting_agent.py"
@@ -130,6 +130,6 @@ async def test_the_card_of_a_rejected_edit_says_rejected(tmp_path: Path, version
         cards = {card.item.id: card for card in app.chat.query(ToolCallCard)}
         edit, read = cards["call-edit"], cards["call-read"]
         assert edit.has_class("-rejected")
-        assert "rejected" in str(edit.query_one(".tool--status").render())
+        assert "rejected" in edit.query_one(ToolHead).status.plain
         assert read.has_class("-cancelled")
-        assert "cancelled" in str(read.query_one(".tool--status").render())
+        assert "cancelled" in read.query_one(ToolHead).status.plain

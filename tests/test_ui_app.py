@@ -36,7 +36,7 @@ from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
 from acp_tui.ui.widgets.session_header import SessionHeader
 from acp_tui.ui.widgets.terminal_view import TerminalView
 from acp_tui.ui.widgets.thought import Thought
-from acp_tui.ui.widgets.tool_call import ToolCallCard
+from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.support.ui import message_texts, started_app
 
@@ -132,12 +132,12 @@ async def test_tool_calls_show_kind_status_and_content(run: Run) -> None:
         assert {"read", "search", "edit", "delete", "move", "execute", "think", "fetch"} <= kinds
         fetch = next(card for card in cards if card.item.kind == "fetch")
         assert fetch.has_class("-failed")
-        assert "failed" in str(fetch.query_one(".tool--status").render())
+        assert "failed" in fetch.query_one(ToolHead).status.plain
         edit = next(card for card in cards if card.item.kind == "edit")
         diff = edit.query_one(DiffView)
         assert diff.rows.added >= 1 and diff.rows.removed >= 1
         # Locations are relative to the workspace.
-        locations = str(edit.query_one(".tool--locations").render())
+        locations = edit.query_one(ToolHead).locations.plain
         assert "/" not in locations.split(":")[0] or not locations.startswith("/")
 
 
@@ -155,8 +155,22 @@ async def test_a_location_without_a_line_shows_the_path_alone(run: Run) -> None:
         app.session.apply(decoded({**update, "locations": locations}))
         await pilot.pause()
         card = app.chat.query_one(ToolCallCard)
-        shown = str(card.query_one(".tool--locations").render())
+        shown = card.query_one(ToolHead).locations.plain
         assert shown == "hello.txt  notes.md  app.py:12"
+
+
+async def test_a_long_tool_title_is_cut_to_leave_the_status_at_the_right_edge(run: Run) -> None:
+    async with run() as (app, pilot):
+        assert app.session is not None
+        title = "Run `pytest -q` " + "and then some " * 20
+        update = {"sessionUpdate": "tool_call", "toolCallId": "t", "title": title}
+        app.session.apply(decoded({**update, "kind": "execute", "status": "in_progress"}))
+        await pilot.pause()
+        head = app.chat.query_one(ToolCallCard).query_one(ToolHead)
+        first = head.render_lines(head.region.reset_offset)[0].text
+        assert first.startswith("❯ execute Run pytest -q and then")  # noqa: RUF001
+        assert first.rstrip().endswith("…  ◐ running") and len(first) == head.size.width
+        assert head.size.height == 1  # no locations: one line
 
 
 async def test_expanding_a_tool_call_shows_raw_input(run: Run) -> None:

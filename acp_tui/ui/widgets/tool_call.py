@@ -10,10 +10,12 @@ from typing import Any
 from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical
 from textual.content import Content
+from textual.css.styles import RulesMap
+from textual.strip import Strip
+from textual.style import Style
+from textual.visual import RenderOptions, Visual
 from textual.widget import Widget
-from textual.widgets import Static
 
 from acp_tui.protocol.content import (
     ContentBlock,
@@ -50,6 +52,14 @@ STATUS_LABELS = {
     "cancelled": "⊘ cancelled",
     "rejected": "✗ rejected",
 }
+STATUS_STYLES = {
+    "pending": "$text-muted on $foreground 8%",
+    "in_progress": "$text-warning on $warning 15%",
+    "completed": "$text-success on $success 15%",
+    "failed": "$text-error on $error 20%",
+    "cancelled": "$text-muted on $foreground 8%",
+    "rejected": "$text-error on $error 12%",
+}
 
 
 def inline_code(text: str) -> Content:
@@ -73,6 +83,75 @@ def location_text(location: ToolCallLocation, root: Path | None) -> str:
     path = relative_path(location.path, root)
     line = location.line
     return f"{path}:{line}" if isinstance(line, int) and line > 0 else path
+
+
+class ToolHead(Widget):
+    """A tool call's first line (kind, title, status pill) and its locations below it.
+
+    One widget rather than a row of them: a card is laid out whenever it is mounted, which
+    scrolling through a long history does for every page."""
+
+    DEFAULT_CSS = """
+    ToolHead {
+        width: 1fr;
+        height: auto;
+        color: $text-muted;
+    }
+    """
+
+    def __init__(self) -> None:
+        super().__init__(classes="tool--head")
+        self.kind = Content()
+        self.title = Content()
+        self.status = Content()
+        self.locations = Content()
+        self._shown: tuple[str, ...] = ()
+
+    def show(self, call: ToolCallState, root: Path | None) -> None:
+        title = call.title or call.name or call.id
+        locations = "  ".join(location_text(location, root) for location in call.locations)
+        shown = (call.kind, title, call.status, locations)
+        if shown == self._shown:
+            return  # most updates of a running call change only its content
+        lines_changed = locations != (self._shown[3] if self._shown else "")
+        self._shown = shown
+        self.kind = Content.styled(f"{KIND_ICONS.get(call.kind, '◆')} {call.kind}", "$accent")
+        self.title = inline_code(title).stylize("bold $foreground")
+        self.status = Content.styled(
+            f" {STATUS_LABELS.get(call.status, call.status)} ",
+            STATUS_STYLES.get(call.status, STATUS_STYLES["pending"]),
+        )
+        self.locations = Content(locations)  # in the widget's muted colour
+        self.refresh(layout=lines_changed)
+
+    def render(self) -> Visual:
+        return HeadLines(self.kind, self.title, self.status, self.locations)
+
+
+class HeadLines(Visual):
+    """`ToolHead`'s lines at whatever width they are drawn: the title cut to leave the status
+    pill at the right edge, the locations wrapped below. (Its width is not asked of the
+    widget: during a layout, that would lay the screen out again to find it.)"""
+
+    def __init__(self, kind: Content, title: Content, status: Content, locations: Content):
+        self.kind, self.title, self.status, self.locations = kind, title, status, locations
+
+    def _content(self, width: int) -> Content:
+        room = width - self.kind.cell_length - self.status.cell_length - 2
+        title = self.title.truncate(max(room, 0), ellipsis=True, pad=True)
+        line = Content.assemble(self.kind, " ", title, " ", self.status)
+        return Content("\n").join([line, self.locations]) if self.locations else line
+
+    def render_strips(
+        self, width: int, height: int | None, style: Style, options: RenderOptions
+    ) -> list[Strip]:
+        return self._content(width).render_strips(width, height, style, options)
+
+    def get_optimal_width(self, rules: RulesMap, container_width: int) -> int:
+        return container_width
+
+    def get_height(self, rules: RulesMap, width: int) -> int:
+        return 1 + (len(self.locations.wrap(width)) if self.locations else 0)
 
 
 class ToolText(MarkdownView):
@@ -168,24 +247,8 @@ class ToolCallCard(Block):
     ToolCallCard.-failed { border: round $error 60%; }
     ToolCallCard.-cancelled { border: round $foreground 12%; }
     ToolCallCard.-rejected { border: round $error 30%; }
-    ToolCallCard .tool--head { height: 1; width: 1fr; }
-    ToolCallCard .tool--kind { width: auto; color: $accent; padding: 0 1 0 0; }
-    ToolCallCard .tool--title {
-        width: 1fr; height: 1; text-style: bold; text-wrap: nowrap; text-overflow: ellipsis;
-    }
-    ToolCallCard .tool--status { width: auto; padding: 0 1; }
-    ToolCallCard .tool--status.-pending { color: $text-muted; background: $foreground 8%; }
-    ToolCallCard .tool--status.-in_progress { color: $text-warning; background: $warning 15%; }
-    ToolCallCard .tool--status.-completed { color: $text-success; background: $success 15%; }
-    ToolCallCard .tool--status.-failed { color: $text-error; background: $error 20%; }
-    ToolCallCard .tool--status.-cancelled { color: $text-muted; background: $foreground 8%; }
-    ToolCallCard .tool--status.-rejected { color: $text-error; background: $error 12%; }
-    ToolCallCard .tool--locations { color: $text-muted; height: auto; }
-    ToolCallCard .tool--body { height: auto; }
-    ToolCallCard .tool--body > MarkdownView { margin: 1 0 0 0; }
-    ToolCallCard .tool--raw { display: none; margin: 1 0 0 0; }
-    ToolCallCard.-expanded .tool--raw { display: block; }
-    ToolCallCard.-empty .tool--body { display: none; }
+    ToolCallCard > MarkdownView { margin: 1 0 0 0; }
+    ToolCallCard > .tool--raw { margin: 1 0 0 0; }
     """
 
     item: ToolCallState
@@ -202,15 +265,14 @@ class ToolCallCard(Block):
         self.state = state
         self.root = root
         self._status = ""
+        self._raw_view: RenderView | None = None
+        """The raw input and output, shown expanded (made when first expanded)."""
 
     def compose(self) -> ComposeResult:
-        with Horizontal(classes="tool--head"):
-            yield Static(classes="tool--kind")
-            yield Static(classes="tool--title")
-            yield Static(classes="tool--status")
-        yield Static(classes="tool--locations")
-        yield Vertical(classes="tool--body")
-        yield RenderView(self._raw, classes="tool--raw")
+        # The content's widgets are composed with the card, not mounted by its first `sync`:
+        # a card then takes one layout to appear, not one for itself and one for its content.
+        yield ToolHead()
+        yield from (self._widget_for(item) for item in self.item.content)
 
     def on_mount(self) -> None:
         if not self.composed:
@@ -232,32 +294,19 @@ class ToolCallCard(Block):
         if not self._ready:
             return
         call = self.item
-        icon = KIND_ICONS.get(call.kind, "◆")
-        self.query_one(".tool--kind", Static).update(Content(f"{icon} {call.kind}"))
-        self.query_one(".tool--title", Static).update(
-            inline_code(call.title or call.name or call.id)
-        )
         if call.status != self._status:
-            pill = self.query_one(".tool--status", Static)
-            pill.remove_class(f"-{self._status}")
             self.remove_class(f"-{self._status}")
             self._status = call.status
-            pill.add_class(f"-{call.status}")
             self.add_class(f"-{call.status}")
-            pill.update(Content(STATUS_LABELS.get(call.status, call.status)))
-        locations = self.query_one(".tool--locations", Static)
-        locations.display = bool(call.locations)
-        if call.locations:
-            shown = (location_text(x, self.root) for x in call.locations)
-            locations.update(Content("  ".join(shown)))
+        self.query_one(ToolHead).show(call, self.root)
         self._sync_body()
-        self.set_class(not call.content, "-empty")
-        if self.expanded:
-            self.query_one(".tool--raw", RenderView).invalidate()
+        self._show_raw()
+
+    def _content_views(self) -> list[Widget]:
+        return [child for child in self.children[1:] if child is not self._raw_view]
 
     def _sync_body(self) -> None:
-        body = self.query_one(".tool--body", Vertical)
-        children = list(body.children)
+        children = self._content_views()
         content = self.item.content
         for index, item in enumerate(content):
             if index < len(children):
@@ -269,7 +318,7 @@ class ToolCallCard(Block):
                     stale.remove()
                 children = children[:index]
             widget = self._widget_for(item)
-            body.mount(widget)
+            self.mount(widget, before=self._raw_view)
             children.append(widget)
         for stale in children[len(content) :]:
             stale.remove()
@@ -315,7 +364,16 @@ class ToolCallCard(Block):
             view.set_expanded(expanded)
         for terminal in self.query(TerminalView):
             terminal.set_expanded(expanded)
-        self.query_one(".tool--raw", RenderView).invalidate()
+        self._show_raw()
+
+    def _show_raw(self) -> None:
+        if self._raw_view is None and self.expanded:
+            # Made on first use: most cards are never opened.
+            self._raw_view = RenderView(self._raw, classes="tool--raw")
+            self.mount(self._raw_view)
+        elif self._raw_view is not None:
+            self._raw_view.display = self.expanded
+            self._raw_view.invalidate()
 
     def _raw(self) -> RenderableType:
         call = self.item
@@ -327,7 +385,8 @@ class ToolCallCard(Block):
             code = json.dumps(raw, indent=2, ensure_ascii=False, default=str)
         except (TypeError, ValueError):
             code = repr(raw)
-        palette = self.query_one(".tool--raw", RenderView).palette
+        assert self._raw_view is not None
+        palette = self._raw_view.palette
         from rich.syntax import Syntax  # on first use: see render.lexers
 
         return Syntax(
@@ -340,7 +399,7 @@ class ToolCallCard(Block):
 
     def text(self) -> str:
         parts = [self.item.title]
-        for child in self.query_one(".tool--body", Vertical).children:
+        for child in self._content_views():
             if isinstance(child, DiffView | TerminalView):
                 parts.append(child.text())
             elif isinstance(child, MarkdownView):
