@@ -14,6 +14,8 @@ from textual.reactive import reactive
 from textual.strip import Strip
 from textual.widget import Widget
 
+from acp_tui.ui.widgets.quiet_size import quiet_virtual_size
+
 
 class Block(Widget):
     """One timeline item in the transcript."""
@@ -39,6 +41,8 @@ class Block(Widget):
 
     _ready = False
     """Set by each block's `on_mount`: before it, the children `sync` patches may not exist."""
+
+    virtual_size = quiet_virtual_size()
 
     expanded: reactive[bool] = reactive(False)
     """Whether the block shows everything (raw input/output, long diffs, whole terminals)."""

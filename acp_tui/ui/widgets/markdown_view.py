@@ -146,6 +146,9 @@ class MarkdownView(StripsView):
         self._estimated.clear()
         self._tail, self._tail_lines, self._tail_tokens = "", [], None
         self._pending.clear()
+        # Like a new view, it takes its next text in whole at its next layout: a block shown
+        # again for another item is laid out once, not once empty and again a frame later.
+        self._width = -1
         self.invalidate()
 
     def flush(self) -> None:
@@ -157,7 +160,8 @@ class MarkdownView(StripsView):
         if not (self._pending or self._waiting or self._estimated):
             return
         if self._width < 0:
-            self._changed(layout=True)  # not measured yet: the first layout takes it all in
+            # Not measured yet: the layout its mount or `clear` asked for takes it all in (or,
+            # hidden in a folded block, the one that shows it).
             return
         before = self._line_count()
         frozen_before = self._frozen_height

@@ -16,6 +16,7 @@ from textual.strip import Strip
 from textual.widget import Widget
 
 from acp_tui.ui.render.palette import Palette, palette_for
+from acp_tui.ui.widgets.quiet_size import quiet_virtual_size
 
 
 def render_strips(palette: Palette, renderable: RenderableType, width: int) -> list[Strip]:
@@ -36,6 +37,8 @@ BLANK = Strip([Segment("")], 0)
 
 class StripsView(Widget):
     """Lines rendered once per width, shown through `render_line`."""
+
+    virtual_size = quiet_virtual_size()
 
     DEFAULT_CSS = """
     StripsView {

@@ -51,11 +51,15 @@ class TerminalView(StripsView):
         return self._state.terminals.get(self.terminal_id)
 
     def accepts(self, item: ToolCallContent) -> bool:
-        return item.type == "terminal" and item.terminal_id == self._item.terminal_id
+        return item.type == "terminal"
 
     def sync(self, item: ToolCallContent) -> None:
+        other = item.terminal_id != self._item.terminal_id
         self._item = item
-        self.output_changed()
+        if other:  # another terminal (the card shows another call): at once, not next frame
+            self.invalidate()
+        else:
+            self.output_changed()
 
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:

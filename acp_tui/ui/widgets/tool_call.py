@@ -30,6 +30,7 @@ from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.diff_view import DiffView, relative_path
 from acp_tui.ui.widgets.image_view import ImageView
 from acp_tui.ui.widgets.markdown_view import MarkdownView
+from acp_tui.ui.widgets.quiet_size import quiet_virtual_size
 from acp_tui.ui.widgets.render_view import RenderView
 from acp_tui.ui.widgets.terminal_view import TerminalView
 
@@ -90,6 +91,8 @@ class ToolHead(Widget):
 
     One widget rather than a row of them: a card is laid out whenever it is mounted, which
     scrolling through a long history does for every page."""
+
+    virtual_size = quiet_virtual_size()
 
     DEFAULT_CSS = """
     ToolHead {
@@ -216,6 +219,22 @@ class ToolImage(ImageView):
             self.show(block)
 
 
+def content_views(call: ToolCallState) -> tuple[type[Widget], ...]:
+    """The widgets a card shows `call`'s content with, in order: a card released by the
+    transcript is shown again for a call of the same shape, with nothing to mount or remove."""
+    return tuple(_view_class(item) for item in call.content)
+
+
+def _view_class(item: ToolCallContent) -> type[Widget]:
+    if item.type == "diff":
+        return DiffView
+    if item.type == "terminal":
+        return TerminalView
+    if _is_text(item):
+        return ToolText
+    return ToolImage if _image_block(item) is not None else ToolChip
+
+
 def _image_block(item: ToolCallContent) -> ContentBlock | None:
     block = item.content
     if isinstance(block, ContentBlock) and image_data(block) is not None:
@@ -324,20 +343,20 @@ class ToolCallCard(Block):
             stale.remove()
 
     def _widget_for(self, item: ToolCallContent) -> Widget:
-        if item.type == "diff":
+        view = _view_class(item)
+        if view is DiffView:
             diff = DiffView(item, self.root)
             diff.expanded = self.expanded
             return diff
-        if item.type == "terminal":
+        if view is TerminalView:
             terminal = TerminalView(item, self.state, self._command())
             terminal.expanded = self.expanded
             return terminal
-        if _is_text(item):
-            return ToolText(item)
-        image = _image_block(item)
-        if image is not None:
+        if view is ToolImage:
+            image = _image_block(item)
+            assert image is not None
             return ToolImage(image)
-        return ToolChip(item)
+        return view(item)  # type: ignore[call-arg]
 
     def _command(self) -> str | None:
         raw = self.item.raw_input

@@ -15,6 +15,7 @@ bottom (or with End).
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Hashable
 from itertools import accumulate
 from pathlib import Path
 from typing import Any, ClassVar
@@ -44,8 +45,9 @@ from acp_tui.ui.widgets.heights import estimate
 from acp_tui.ui.widgets.message import AgentMessage, UserMessage
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.plan_view import PlanView
+from acp_tui.ui.widgets.quiet_size import quiet_virtual_size
 from acp_tui.ui.widgets.thought import Thought
-from acp_tui.ui.widgets.tool_call import ToolCallCard
+from acp_tui.ui.widgets.tool_call import ToolCallCard, content_views
 
 AHEAD = 1.0
 """Screens of blocks kept mounted beyond the view, above and below: scrolling finds them
@@ -66,6 +68,8 @@ stall, and memory that grows until then."""
 
 class Spacer(Widget):
     """Stands for the blocks not mounted above (or below) the window: their total height."""
+
+    virtual_size = quiet_virtual_size()
 
     DEFAULT_CSS = """
     Spacer {
@@ -107,6 +111,8 @@ class Transcript(VerticalScroll, can_focus=False):
     }
     """
 
+    virtual_size = quiet_virtual_size()
+
     following: reactive[bool] = reactive(True)
     """Whether the view sticks to the end of the stream."""
 
@@ -140,8 +146,8 @@ class Transcript(VerticalScroll, can_focus=False):
         self._folds: dict[int, bool] = {}
         """The user's choice to open or close a block (by item), kept while it is released."""
         self._open_thoughts: list[Thought] = []
-        self._spare: dict[type[Block], list[Block]] = {}
-        """Released blocks by kind, hidden, to show other items of their kind."""
+        self._spare: dict[Hashable, list[Block]] = {}
+        """Released blocks by `_reuse_key`, hidden, to show other items of their kind."""
         self._update_scheduled = False
         self._arranged: DockArrangeResult | None = None
         self._placed: dict[Widget, int] = {}
@@ -284,7 +290,7 @@ class Transcript(VerticalScroll, can_focus=False):
         state = self.state
         assert state is not None
         kind = _kind_of(item)
-        spare = self._spare.get(kind)
+        spare = self._spare.get(_reuse_key(item))
         block: Block
         if spare:
             block = spare.pop()
@@ -510,7 +516,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._open_thoughts = [t for t in self._open_thoughts if t not in released]
         excess: list[Block] = []
         for block in blocks:
-            spare = self._spare.setdefault(type(block), [])
+            spare = self._spare.setdefault(_reuse_key(block.item), [])
             if len(spare) < SPARE and block.composed:
                 spare.append(block)
             else:
@@ -621,6 +627,14 @@ class Transcript(VerticalScroll, can_focus=False):
         """Browse the blocks from the last one (mounted again if the view is far above)."""
         if self.state is not None and self.state.timeline:
             self.reveal(self.state.timeline[-1])
+
+
+def _reuse_key(item: TimelineItem) -> Hashable:
+    """What a released block must have shown to show `item` again as it is: its kind, and for
+    a tool call the widgets of its content (reshaping a card mounts and removes widgets: a
+    layout more, for every card scrolled into reach)."""
+    kind = _kind_of(item)
+    return (kind, content_views(item)) if isinstance(item, ToolCallState) else kind
 
 
 def _kind_of(item: TimelineItem) -> type[Block]:
