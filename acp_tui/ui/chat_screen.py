@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from acp_tui.attachments import Attachment, clipboard_image, image_from_file
 from acp_tui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
@@ -31,6 +31,7 @@ from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
 from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.queued_prompts import QueuedPrompt, QueuedPrompts
@@ -60,6 +61,10 @@ class ChatScreen(Screen[None]):
     """One session, full screen."""
 
     app: AcpApp
+
+    # The prompt has the keys from the start: Textual would focus the first focusable widget
+    # (the hidden queue), then `on_mount` the prompt, and the footer recomposes at each change.
+    AUTO_FOCUS = "#prompt"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Cancel", show=False),
@@ -109,7 +114,7 @@ class ChatScreen(Screen[None]):
                 yield PromptInput(id="prompt", placeholder="Ask the agent…  (Enter sends)")
                 yield UsageBar(id="usage")
             yield Inspector(id="inspector")
-        yield Footer(id="footer")
+        yield KeyFooter(id="footer")
 
     def on_mount(self) -> None:
         self._app_context = contextvars.copy_context()
