@@ -53,6 +53,8 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "acp_tui.ui.widgets.permission_panel",  # the dialogs, mounted when the agent first asks
     "acp_tui.ui.widgets.elicitation_panel",
     "acp_tui.session.elicitation",
+    "webbrowser",  # opens an agent's URL, when the user says so
+    "tomllib",  # reads the config file (when there is one) and the permission rules
 )
 
 
