@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -232,6 +233,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             checkpoints=not args.no_checkpoints,
         )
         return asyncio.run(run_headless(agent.command, client_options, options))
+    # Off until the first frame: all the TUI's start-up makes lives as long as it does (see
+    # `AcpApp._pace_collector`, which turns it on).
+    gc.disable()
     from acp_tui.ui.app import run_tui
 
     client_options.terminal_auth = True

@@ -34,11 +34,10 @@ import re
 import shlex
 import shutil
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, get_args
+from typing import TYPE_CHECKING, Any, get_args
 
 from acp_tui.paths import config_dir
 from acp_tui.services.permissions import (
@@ -48,6 +47,9 @@ from acp_tui.services.permissions import (
     Rule,
     RuleDecision,
 )
+
+if TYPE_CHECKING:
+    import tomllib
 
 CONFIG_FILE = "config.toml"
 DEMO = "demo"
@@ -255,6 +257,8 @@ def load_config(path: Path | None = None) -> Config:
         config.problems.append(ConfigProblem(path, None, f"cannot read the file: {error}"))
         return config
     config.exists = True
+    import tomllib  # here: without a file, the first frame has no use for it (issue 14)
+
     try:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as error:

@@ -154,6 +154,7 @@ async def test_the_dialog_closes_when_the_agent_withdraws(tmp_path: Path) -> Non
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot)
         await send(app, pilot, "clean up")
+        await wait_until(pilot, lambda: app.chat.query(PermissionPanel))  # mounted when asked
         panel = app.chat.query_one(PermissionPanel)
         await wait_until(pilot, lambda: panel.queue)
         assert app.client is not None

@@ -50,6 +50,11 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "markdown_it",  # Markdown, parsed and rendered from the first message on
     "rich.markdown",
     "pygments",  # code highlighting, warmed up in a thread after the first frame
+    "acp_tui.ui.widgets.permission_panel",  # the dialogs, mounted when the agent first asks
+    "acp_tui.ui.widgets.elicitation_panel",
+    "acp_tui.session.elicitation",
+    "webbrowser",  # opens an agent's URL, when the user says so
+    "tomllib",  # reads the config file (when there is one) and the permission rules
 )
 
 

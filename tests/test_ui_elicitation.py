@@ -128,6 +128,7 @@ async def test_a_url_opens_only_with_consent_and_completes(
 async def test_keys_typed_as_the_question_opens_stay_in_the_draft(run: Run) -> None:
     async with run() as (app, pilot):
         await send(app, pilot, "ask")
+        await wait_until(pilot, lambda: app.chat.query(ElicitationPanel))  # mounted when asked
         panel = app.chat.query_one(ElicitationPanel)
         await wait_until(pilot, lambda: panel.current is not None)
         await pilot.press(*"and th", "enter")  # the user was still typing

@@ -61,6 +61,7 @@ def detail_text(panel: PermissionPanel) -> str:
 
 async def wait_open(app: AcpApp, pilot: Any) -> None:
     """Until a request is shown, however new (its guard may still be on)."""
+    await wait_until(pilot, lambda: app.chat.query(PermissionPanel))  # mounted when first asked
     await wait_until(pilot, lambda: panel_of(app).current is not None)
 
 
@@ -211,19 +212,49 @@ def bare_request(session_id: str, tool_call: ToolCallUpdate | None, **fields: An
     return m.PermissionRequest(session_id, OPTIONS, tool_call=tool_call, **fields)
 
 
-async def ask(app: AcpApp, pilot: Any, request: m.PermissionRequest) -> PendingPermission:
-    """Show `request` as if the agent sent it, without giving the session its tool call."""
+def pending_of(app: AcpApp, request: m.PermissionRequest) -> PendingPermission:
+    """`request` as the controller hands it to the screen, without the session's tool call."""
     assert app.session is not None
     tool_call = request.tool_call_update
-    pending = PendingPermission(
+    return PendingPermission(
         session=app.session,
         request=request,
         tool_call_id=tool_call.tool_call_id if tool_call is not None else None,
         future=asyncio.get_running_loop().create_future(),
     )
+
+
+async def ask(app: AcpApp, pilot: Any, request: m.PermissionRequest) -> PendingPermission:
+    """Show `request` as if the agent sent it, without giving the session its tool call."""
+    pending = pending_of(app, request)
     app.chat.ask_permission(pending)
     await wait_permission(app, pilot)
     return pending
+
+
+async def test_the_dialog_is_mounted_when_first_asked_and_shows_what_came_meanwhile(
+    tmp_path: Path,
+) -> None:
+    """Not on the first screen (issue 14): the first request mounts it; one more that comes
+    before it is mounted waits behind the first, and the first has the keys."""
+    async with started_app(tmp_path) as (app, pilot):
+        assert app.session is not None
+        assert app.chat.query_one_optional(PermissionPanel) is None
+        first = pending_of(app, bare_request(app.session.id, None, title="First"))
+        second = pending_of(app, bare_request(app.session.id, None, title="Second"))
+        app.chat.ask_permission(first)
+        app.chat.ask_permission(second)
+        await wait_permission(app, pilot)
+        panel = panel_of(app)
+        assert panel.current is first and panel.border_title.endswith("1 of 2")
+        assert "First" in str(panel.query_one(".permission--title").render())
+        assert panel.has_focus
+        await pilot.press("a")
+        await wait_permission(app, pilot)
+        assert panel.current is second and answer_of(first) == "yes"
+        # Where it was composed before: below the transcript, above the queued prompts.
+        order = [child.id for child in app.chat.query_one("#conversation").children]
+        assert order.index("paused") < order.index("permission") < order.index("queue")
 
 
 async def test_a_request_whose_tool_call_has_no_card_shows_its_own_fields(tmp_path: Path) -> None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import os
 import tempfile
-import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,6 +128,8 @@ class PermissionPolicy:
     def load(cls, mode: Mode = "ask", directory: Path | None = None) -> PermissionPolicy:
         """The policy with the rules saved in `directory` (default: `config_dir()`), if any."""
         path = (directory if directory is not None else config_dir()) / RULES_FILE
+        import tomllib  # here: the policy is loaded after the first frame (issue 14)
+
         try:
             with path.open("rb") as file:
                 document = tomllib.load(file)

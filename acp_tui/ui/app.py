@@ -54,6 +54,10 @@ may run."""
 FULL_COLLECTION_EVERY = 30.0
 NEVER = 1_000_000_000
 """A full-collection threshold Python never reaches: those run when the user is idle."""
+STARTUP_COLLECTION_DELAY = 0.5
+"""Seconds from the first frame to the collection of what start-up left, when the app started
+with the collector off (`cli.main`): the frame is on its way to the terminal by then (a
+collection holds the interpreter lock that Textual's writer thread needs)."""
 YOUNG_COLLECTION_EVERY = 5_000
 """Allocations between young collections (Python's default: 700). Scrolling mounts and
 releases blocks whose cycles, collected young, are not promoted to wait for a full collection:
@@ -902,11 +906,24 @@ class AcpApp(App[int]):
         A full collection walks every object alive; run by Python on its own schedule it lands
         mid-stream and stalls the UI for 100 ms or more. So: freeze what startup created (it
         lives as long as the app), let the young generations be collected as usual (small and
-        quick), and collect the whole heap only when the user is idle."""
+        quick), and collect the whole heap only when the user is idle.
+
+        `cli.main` starts the app with the collector off: start-up makes objects that live as
+        long as the app, and Python's collections walked them over and over before the first
+        frame (50 ms of its CPU time). The few cycles start-up dropped are collected once,
+        shortly after the first frame, before the freeze (frozen, they would never be freed)."""
         self._thresholds = gc.get_threshold()
-        gc.freeze()
         gc.set_threshold(YOUNG_COLLECTION_EVERY, self._thresholds[1], NEVER)
         self.set_interval(1.0, self._collect_when_idle)
+        if gc.isenabled():
+            gc.freeze()
+        else:
+            self.set_timer(STARTUP_COLLECTION_DELAY, self._collect_startup)
+
+    def _collect_startup(self) -> None:
+        gc.collect()
+        gc.freeze()
+        gc.enable()
 
     def _collect_when_idle(self) -> None:
         now = time.monotonic()

@@ -17,7 +17,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 
 from acp_tui.attachments import Attachment, clipboard_image, image_from_file
 from acp_tui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
@@ -30,10 +30,9 @@ from acp_tui.ui.history import PromptHistory
 from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
-from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.notice import NoticeLine
-from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.queued_prompts import QueuedPrompt, QueuedPrompts
 from acp_tui.ui.widgets.session_bar import SessionBar
@@ -45,6 +44,8 @@ if TYPE_CHECKING:
     from acp_tui.session.controller import PendingPermission, Session
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.ui.app import AcpApp
+    from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
+    from acp_tui.ui.widgets.permission_panel import PermissionPanel
 
 CANCEL_GRACE = 10.0
 """Seconds an agent gets to confirm a cancel before the turn is ended without it."""
@@ -60,6 +61,10 @@ class ChatScreen(Screen[None]):
     """One session, full screen."""
 
     app: AcpApp
+
+    # The prompt has the keys from the start: Textual would focus the first focusable widget
+    # (the hidden queue), then `on_mount` the prompt, and the footer recomposes at each change.
+    AUTO_FOCUS = "#prompt"
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "escape", "Cancel", show=False),
@@ -88,6 +93,10 @@ class ChatScreen(Screen[None]):
         self._title_before: str | None = None
         self.context: str | None = None
         """Sent ahead of the next prompt (a new session's summary of the turns it continues)."""
+        self._permissions: PermissionPanel | None = None
+        """The permission dialog, once mounted (see `_permission_panel`)."""
+        self._questions: ElicitationPanel | None = None
+        """The question dialog, once mounted (see `_question_panel`)."""
 
     def compose(self) -> ComposeResult:
         yield SessionBar(id="sessions")
@@ -98,15 +107,14 @@ class ChatScreen(Screen[None]):
                 yield Static(
                     "↓ not following the stream · ctrl+end follows", id="paused", markup=False
                 )
-                yield PermissionPanel(id="permission")
-                yield ElicitationPanel(id="question")
+                # The permission and question dialogs go here when the agent first asks.
                 yield QueuedPrompts(id="queue")
                 yield CompletionMenu(id="completions")
                 yield AttachmentBar(id="attachments")
                 yield PromptInput(id="prompt", placeholder="Ask the agent…  (Enter sends)")
                 yield UsageBar(id="usage")
             yield Inspector(id="inspector")
-        yield Footer(id="footer")
+        yield KeyFooter(id="footer")
 
     def on_mount(self) -> None:
         self._app_context = contextvars.copy_context()
@@ -116,10 +124,6 @@ class ChatScreen(Screen[None]):
         prompt.focus()
         header = self.query_one(SessionHeader)
         header.workspace = _short_path(self.workspace)
-        panel = self.query_one(PermissionPanel)
-        panel.root = self.workspace
-        panel.guard.draft = prompt  # what is typed as the dialog opens still lands here
-        self.query_one(ElicitationPanel).guard.draft = prompt
 
     # -- the agent's side ---------------------------------------------------------------------
 
@@ -187,8 +191,7 @@ class ChatScreen(Screen[None]):
         if kind in ("status", "notice"):
             # A turn's end, or a notice that the agent withdrew a request: both answer
             # requests elsewhere than in the dialogs.
-            self.query_one(PermissionPanel).prune()
-            self.query_one(ElicitationPanel).prune()
+            self._prune_dialogs()
         if kind == "status":
             self._sync_busy()
         elif kind == "info":
@@ -213,10 +216,7 @@ class ChatScreen(Screen[None]):
         header.title = state.title or ""
         if header.status == "exited":
             return
-        waiting = bool(
-            self.query_one(PermissionPanel).queue or self.query_one(ElicitationPanel).queue
-        )
-        header.status = "requires_action" if waiting else state.status
+        header.status = "requires_action" if self._waiting_for_answer() else state.status
 
     def _sync_usage(self) -> None:
         if self.session is None:
@@ -260,7 +260,7 @@ class ChatScreen(Screen[None]):
         session = self.session
         if session is None or self._sending or session.busy or not self.queue:
             return
-        if self.query_one(PermissionPanel).asking_reason:
+        if self._permissions is not None and self._permissions.asking_reason:
             return  # the reason for a rejection, being typed, goes first
         if self.query_one(SessionHeader).status == "exited":
             return
@@ -459,14 +459,54 @@ class ChatScreen(Screen[None]):
 
     # -- permissions --------------------------------------------------------------------------
 
+    # The dialogs are mounted the first time the agent asks, not with the screen: the first
+    # frame needs neither them nor their modules (issue 14). Their messages reach the screen's
+    # `on_permission_panel_*` / `on_elicitation_panel_*` handlers by name, so this module
+    # imports their classes only for types.
+
+    def _permission_panel(self) -> PermissionPanel:
+        """The permission dialog (mounted on first use, above the question dialog)."""
+        if self._permissions is None:
+            from acp_tui.ui.widgets.permission_panel import PermissionPanel
+
+            panel = PermissionPanel(id="permission")
+            panel.root = self.workspace
+            panel.guard.draft = self.query_one(PromptInput)  # keys typed as it opens land here
+            self.query_one("#conversation").mount(panel, after="#paused")
+            self._permissions = panel
+        return self._permissions
+
+    def _question_panel(self) -> ElicitationPanel:
+        """The question dialog (mounted on first use, above the queued prompts)."""
+        if self._questions is None:
+            from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
+
+            panel = ElicitationPanel(id="question")
+            panel.guard.draft = self.query_one(PromptInput)
+            self.query_one("#conversation").mount(panel, before="#queue")
+            self._questions = panel
+        return self._questions
+
+    def _dialogs(self) -> list[PermissionPanel | ElicitationPanel]:
+        """The dialogs mounted so far."""
+        return [panel for panel in (self._permissions, self._questions) if panel is not None]
+
+    def _waiting_for_answer(self) -> bool:
+        """Whether a request or a question waits for the user."""
+        return any(panel.queue for panel in self._dialogs())
+
+    def _prune_dialogs(self) -> None:
+        for panel in self._dialogs():
+            panel.prune()
+
     def ask_permission(self, pending: PendingPermission) -> None:
-        panel = self.query_one(PermissionPanel)
+        panel = self._permission_panel()
         panel.add(pending)
         panel.focus()
         self._waiting_for_user()
 
     def ask_question(self, pending: PendingElicitation) -> None:
-        panel = self.query_one(ElicitationPanel)
+        panel = self._question_panel()
         panel.agent = self.query_one(SessionHeader).agent or "The agent"
         panel.add(pending)
         self._waiting_for_user()
@@ -478,25 +518,22 @@ class ChatScreen(Screen[None]):
             self._title_before = self.app.title
         self.app.set_terminal_title("acp-tui: the agent is waiting for you")
 
-    @on(PermissionPanel.Answered)
-    def _permission_answered(self, event: PermissionPanel.Answered) -> None:
-        self._after_answer(self.query_one(PermissionPanel).has_focus)
+    def on_permission_panel_answered(self, event: PermissionPanel.Answered) -> None:
+        self._after_answer(self._permission_panel().has_focus)
 
-    @on(ElicitationPanel.Answered)
-    def _question_answered(self, event: ElicitationPanel.Answered) -> None:
+    def on_elicitation_panel_answered(self, event: ElicitationPanel.Answered) -> None:
         self._after_answer(event.had_focus)
 
     def _after_answer(self, had_focus: bool) -> None:
         """Nothing left to answer: the prompt gets the keys back (unless the user moved on)."""
         self._sync_header()
-        if self.query_one(PermissionPanel).queue or self.query_one(ElicitationPanel).queue:
+        if self._waiting_for_answer():
             return
         self._restore_title()
         if had_focus or self.focused is None:
             self.query_one(PromptInput).focus()
 
-    @on(ElicitationPanel.OpenUrl)
-    def _open_url(self, event: ElicitationPanel.OpenUrl) -> None:
+    def on_elicitation_panel_open_url(self, event: ElicitationPanel.OpenUrl) -> None:
         self.app.copy_to_clipboard(event.url)
         if event.copy:
             self.app.notify(event.url, title="URL copied to the clipboard")
@@ -510,23 +547,21 @@ class ChatScreen(Screen[None]):
             title = "No browser here: open this URL yourself (it is copied)"
             self.app.call_from_thread(self.app.notify, url, title=title, timeout=30)
 
-    @on(PermissionPanel.Feedback)
-    def _feedback(self, event: PermissionPanel.Feedback) -> None:
+    def on_permission_panel_feedback(self, event: PermissionPanel.Feedback) -> None:
         """Why the user rejected a request: the next prompt in that session, ahead of the
         queue, sent once the turn is over (Codex, for one, ends the turn at a rejection)."""
         if event.text and event.session is self.session:
             self.queue.insert(0, QueuedPrompt(event.text))
             self._show_queue()
-        if not self.query_one(PermissionPanel).queue:
+        if not self._permission_panel().queue:
             self.query_one(PromptInput).focus()
         self._send_next()
 
-    @on(PermissionPanel.RuleWanted)
-    def _rule_wanted(self, event: PermissionPanel.RuleWanted) -> None:
+    def on_permission_panel_rule_wanted(self, event: PermissionPanel.RuleWanted) -> None:
         # The rule first: the agent's next request of this kind must find it.
         self.app.save_rule(event.rule)
         event.pending.select(event.option_id)
-        panel = self.query_one(PermissionPanel)
+        panel = self._permission_panel()
         for pending in list(panel.queue):  # others waiting that the new rule answers
             if not pending.done:
                 self.app.answer_by_policy(pending)
@@ -561,8 +596,7 @@ class ChatScreen(Screen[None]):
         if session.state.status != "cancelling":
             self.run_worker(session.cancel(), group="cancel", exit_on_error=False)
             self.set_timer(CANCEL_GRACE, partial(self._cancel_ignored, session))
-        self.query_one(PermissionPanel).prune()
-        self.query_one(ElicitationPanel).prune()
+        self._prune_dialogs()
         return True
 
     def _cancel_ignored(self, session: Session) -> None:

@@ -104,7 +104,9 @@ async def wait_permission(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -
     """Until a permission request is shown and takes answers (its key guard is over)."""
 
     def answerable() -> bool:
-        panel = app.chat.query_one(PermissionPanel)
+        panel = app.chat.query_one_optional(PermissionPanel)  # mounted when first asked
+        if panel is None or not panel.is_mounted:
+            return False
         return bool(panel.queue) and not panel.guard.armed
 
     await wait_until(pilot, answerable, timeout)
@@ -118,9 +120,11 @@ async def wait_question(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> 
 
     def asked() -> bool:
         # Past its key guard: a field inside the panel has the keys, not the panel itself.
-        panel = app.chat.query_one(ElicitationPanel)
+        panel = app.chat.query_one_optional(ElicitationPanel)  # mounted when first asked
         focused = app.focused
-        return panel.current is not None and focused is not None and panel in focused.ancestors
+        if panel is None or focused is None:
+            return False
+        return panel.current is not None and panel in focused.ancestors
 
     await wait_until(pilot, asked, timeout)
 

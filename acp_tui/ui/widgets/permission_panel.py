@@ -224,6 +224,9 @@ class PermissionPanel(Widget, can_focus=True):
 
     # -- showing ------------------------------------------------------------------------------
 
+    def on_mount(self) -> None:
+        self._refresh()  # fills in what was added as the screen mounted it (on first use)
+
     def _refresh(self) -> None:
         if self._rejected is not None:
             self._show_reason(self._rejected)
@@ -244,6 +247,8 @@ class PermissionPanel(Widget, can_focus=True):
         self.border_subtitle = "a allow · A always · r reject · R always reject · ←→ enter"
         if subject.kind:
             self.border_subtitle += " · w/W rule for this workspace"
+        if not self.children:
+            return  # not composed yet (guarded already, though): `on_mount` fills it in
         self._show_title(current)
         description = self.query_one(".permission--description", Static)
         description.display = bool(request.description)
