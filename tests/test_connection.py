@@ -14,6 +14,7 @@ import pytest
 from acp_tui.connection import Connection, method_not_found
 from acp_tui.launcher import AgentProcess
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
+from acp_tui.protocol.updates import SessionNotification
 from acp_tui.transcript import Transcript
 
 RAW_AGENT = Path(__file__).parent / "agents" / "raw_agent.py"
@@ -239,3 +240,25 @@ async def test_a_line_over_the_cap_is_dropped_and_the_stream_goes_on(
     texts = [p["update"]["content"]["text"] for _, p in peer.recorder.notifications]
     assert texts == ["after"]
     assert any("dropped a line of over 1,048,576 bytes" in p for p in peer.recorder.problems)
+
+
+@pytest.mark.parametrize("piece", [1, 7, 100, 333, 1 << 20])
+async def test_typed_updates_arrive_whole_and_in_order_however_the_reads_cut_them(
+    piece: int,
+) -> None:
+    seen: list[str] = []
+    typed = {"session/update": (SessionNotification, lambda n: seen.append(n.update.content.text))}
+    texts = [f"update {i} " * (i % 5) for i in range(60)]
+    data = "".join(notification(text) + "\n" for text in texts).encode()
+    reader = asyncio.StreamReader()
+
+    async def agent() -> None:
+        for start in range(0, len(data), piece):
+            reader.feed_data(data[start : start + piece])
+            await asyncio.sleep(0)  # each piece is a read of its own
+        reader.feed_eof()
+
+    feeding = asyncio.create_task(agent())
+    await Connection(reader, None, Recorder(), typed_notifications=typed).run()  # type: ignore[arg-type]
+    await feeding
+    assert seen == texts

@@ -6,6 +6,7 @@ must show after them, in the protocol's own words.
 
 from __future__ import annotations
 
+import gc
 from typing import Any
 
 import msgspec
@@ -520,3 +521,27 @@ def test_client_terminals_keep_their_command_and_the_newest_output() -> None:
     terminal = state.terminals["t1"]
     assert (terminal.command, terminal.cwd, terminal.truncated) == ("pytest -q", "/ws", True)
     assert len(terminal.output) == reducer.TERMINAL_KEEP_BYTES and terminal.output.endswith(b"tail")
+
+
+def test_items_are_told_apart_by_identity_and_left_to_reference_counting() -> None:
+    # Two plans that look alike: removing one must remove that one, not the first equal one.
+    state = feed(
+        [
+            {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "a"}},
+            {"sessionUpdate": "plan_update", "plan": {"type": "markdown", "planId": "b"}},
+        ]
+    )
+    state.plans["b"].id = "a"
+    second = state.plans["b"]
+    feed([{"sessionUpdate": "plan_removed", "planId": "b"}], state)
+    assert state.timeline == [state.plans["a"]] and second not in state.timeline
+    # Items hold only protocol data and plain values, so they can never be in a reference
+    # cycle: the cycle collector need not track the tens of thousands a flood makes.
+    feed(
+        [
+            chunk("agent_message_chunk", "hi"),
+            {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Run"},
+        ],
+        state,
+    )
+    assert not any(gc.is_tracked(item) for item in state.timeline)

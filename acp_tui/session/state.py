@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import msgspec
+
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
 from acp_tui.protocol.updates import AvailableCommand, ConfigOption, Cost, PlanEntry
 
@@ -19,12 +21,18 @@ OPEN_TOOL_STATUSES = frozenset({"pending", "in_progress"})
 """What a turn's end closes; a status from the future (or a made-up one) is kept as it came."""
 
 
-@dataclass(slots=True, eq=False)
-class Message:
+class _Item(msgspec.Struct, eq=False, gc=False):
+    """A timeline item or terminal: compared by identity, and untracked by the cycle collector
+    (a flood of updates makes tens of thousands: tracking them was half of what the flood paid
+    the collector). Safe, as none can be part of a reference cycle: each holds only protocol
+    data (itself untracked) and plain values, never an item or the state."""
+
+
+class Message(_Item):
     id: str
     role: Role
     turn: int
-    content: list[ContentBlock] = field(default_factory=list)
+    content: list[ContentBlock] = msgspec.field(default_factory=list)
     revision: int = 0
     """Bumped when content is replaced rather than appended to, so a renderer that drew the
     first N blocks knows those N are no longer what is there."""
@@ -34,15 +42,14 @@ class Message:
         return "".join(block_text(block) for block in self.content)
 
 
-@dataclass(slots=True, eq=False)
-class ToolCallState:
+class ToolCallState(_Item):
     id: str
     turn: int
     title: str = ""
     kind: str = "other"
     status: str = "pending"
-    content: list[ToolCallContent] = field(default_factory=list)
-    locations: list[ToolCallLocation] = field(default_factory=list)
+    content: list[ToolCallContent] = msgspec.field(default_factory=list)
+    locations: list[ToolCallLocation] = msgspec.field(default_factory=list)
     raw_input: Any = None
     raw_output: Any = None
     name: str | None = None
@@ -53,31 +60,28 @@ class ToolCallState:
         return self.status in OPEN_TOOL_STATUSES
 
 
-@dataclass(slots=True, eq=False)
-class PlanState:
+class PlanState(_Item):
     id: str
     type: str = "items"
-    entries: list[PlanEntry] = field(default_factory=list)
+    entries: list[PlanEntry] = msgspec.field(default_factory=list)
     text: str | None = None
     """For plan types other than `items` (markdown, file, the future): what to show instead."""
 
 
-@dataclass(slots=True, eq=False)
-class TerminalState:
+class TerminalState(_Item):
     """A terminal shown in a tool call: one acp-tui runs (v1) or one the agent reports (v2)."""
 
     id: str
     command: str | None = None
     cwd: str | None = None
-    output: bytearray = field(default_factory=bytearray)
+    output: bytearray = msgspec.field(default_factory=bytearray)
     truncated: bool = False
     exit_code: int | None = None
     signal: str | None = None
     exited: bool = False
 
 
-@dataclass(slots=True, eq=False)
-class Notice:
+class Notice(_Item):
     """Something to tell the user in the transcript: an error, a stop reason, an unknown update."""
 
     severity: str
