@@ -17,7 +17,7 @@ import signal
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import Any, NamedTuple, TextIO
 
 import msgspec
 
@@ -26,7 +26,7 @@ from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.mentions import prompt_blocks
-from acp_tui.protocol.content import block_text
+from acp_tui.protocol.content import ToolCallContent, ToolCallLocation, block_text
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
@@ -197,9 +197,14 @@ class JsonPrinter:
     def __init__(self, out: Output) -> None:
         self._out = out
         self._encode = msgspec.json.Encoder().encode
+        self._tool_calls = ToolCallEvents()
 
     def __call__(self, session: Session, change: Change) -> None:
-        event = change_event(session, change)
+        item = change.item
+        if isinstance(item, ToolCallState):
+            event: dict[str, Any] | None = self._tool_calls(item)
+        else:
+            event = change_event(session, change)
         if event is not None:
             self.emit(event)
 
@@ -207,8 +212,75 @@ class JsonPrinter:
         self._out.write(self._encode(event).decode() + "\n")
 
 
+class ToolCallEvents:
+    """The jsonl events of tool calls. The first about a call has all of it; each later one
+    only what changed since the one before (a content item added: `append`), as messages
+    have: a status update does not print the call's diffs again, so the output grows with
+    what the agent sent, not with the updates times the call's size."""
+
+    def __init__(self) -> None:
+        self._printed: dict[ToolCallState, _PrintedCall] = {}
+
+    def __call__(self, call: ToolCallState) -> dict[str, Any]:
+        event: dict[str, Any] = {"type": "tool_call", "id": call.id}
+        before = self._printed.get(call)
+        # The lists are kept with their lengths: the reducer replaces a list it is sent and
+        # appends to the one it has (`tool_call_content_chunk`, a terminal in `_meta`).
+        self._printed[call] = _PrintedCall(
+            call.title,
+            call.kind,
+            call.status,
+            call.locations,
+            len(call.locations),
+            call.content,
+            len(call.content),
+            call.raw_input,
+            call.raw_output,
+        )
+        if before is None or call.title != before.title:
+            event["title"] = call.title
+        if before is None or call.kind != before.kind:
+            event["kind"] = call.kind
+        if before is None or call.status != before.status:
+            event["status"] = call.status
+        if (
+            before is None
+            or call.locations is not before.locations
+            or len(call.locations) != before.location_count
+        ):
+            event["locations"] = call.locations
+        if before is not None and call.content is before.content:
+            added = len(call.content) - before.content_count
+            if added == 1:
+                event["append"] = call.content[-1]
+            elif added:
+                event["content"] = call.content
+        else:
+            event["content"] = call.content
+        # Raw values are replaced whole, each a fresh object from the wire.
+        if before is None or call.raw_input is not before.raw_input:
+            event["rawInput"] = call.raw_input
+        if before is None or call.raw_output is not before.raw_output:
+            event["rawOutput"] = call.raw_output
+        return event
+
+
+class _PrintedCall(NamedTuple):
+    """What the last event about a tool call showed of it."""
+
+    title: str
+    kind: str
+    status: str
+    locations: list[ToolCallLocation]
+    location_count: int
+    content: list[ToolCallContent]
+    content_count: int
+    raw_input: Any
+    raw_output: Any
+
+
 def change_event(session: Session, change: Change) -> dict[str, Any] | None:
-    """The JSON object `jsonl` prints for one change."""
+    """The JSON object `jsonl` prints for one change (tool calls: `ToolCallEvents`)."""
     item, state = change.item, session.state
     if isinstance(item, Message):
         kind = "thought" if item.role == "thought" else "message"
@@ -218,18 +290,6 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
         else:
             event["content"] = item.content
         return event
-    if isinstance(item, ToolCallState):
-        return {
-            "type": "tool_call",
-            "id": item.id,
-            "title": item.title,
-            "kind": item.kind,
-            "status": item.status,
-            "locations": item.locations,
-            "content": item.content,
-            "rawInput": item.raw_input,
-            "rawOutput": item.raw_output,
-        }
     if isinstance(item, PlanState):
         return {"type": "plan", "id": item.id, "entries": item.entries, "text": item.text}
     if isinstance(item, TerminalState):
