@@ -6,6 +6,7 @@ Every message acp-tui sends is validated against the official schema of the vers
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -19,7 +20,7 @@ import msgspec
 import pytest
 
 from acp_tui.demo.picture import demo_png
-from acp_tui.headless import ToolCallEvents
+from acp_tui.headless import Output, ToolCallEvents
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.session import reducer
 from acp_tui.session.state import SessionState, ToolCallState
@@ -287,3 +288,26 @@ def test_jsonl_tool_call_events_after_the_first_say_what_changed() -> None:
         "rawInput": None,
         "rawOutput": {"ok": 1},
     }
+
+
+async def test_output_writes_a_burst_whole_to_any_kind_of_stdout(tmp_path: Path) -> None:
+    """Buffered (a file), unbuffered (`python -u`: the raw file) and text-only streams all
+    get the burst's text and JSON, in order, in the stream's encoding."""
+    buffered, unbuffered = tmp_path / "buffered", tmp_path / "unbuffered"
+    streams = {
+        buffered: io.TextIOWrapper(io.BufferedWriter(io.FileIO(buffered, "w")), encoding="utf-8"),
+        unbuffered: io.TextIOWrapper(
+            io.FileIO(unbuffered, "w"), encoding="latin-1", write_through=True
+        ),
+        None: io.StringIO(),
+    }
+    for path, stream in streams.items():
+        out = Output(stream, lambda: None)
+        out.write("é: ")
+        out.write_bytes(b'{"a":1}\n')
+        await asyncio.sleep(0)  # the burst ends: one write
+        if isinstance(stream, io.StringIO):
+            assert stream.getvalue() == 'é: {"a":1}\n'
+        else:
+            assert path is not None and path.read_bytes() == 'é: {"a":1}\n'.encode(stream.encoding)
+            stream.close()
