@@ -26,7 +26,7 @@ from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.mentions import prompt_blocks
-from acp_tui.protocol.content import block_text
+from acp_tui.protocol.content import ToolCallContent, ToolCallLocation, block_text
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
@@ -39,7 +39,14 @@ from acp_tui.session.controller import (
 )
 from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.reducer import Change
-from acp_tui.session.state import Message, Notice, PlanState, TerminalState, ToolCallState
+from acp_tui.session.state import (
+    Message,
+    Notice,
+    PlanState,
+    SessionState,
+    TerminalState,
+    ToolCallState,
+)
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -98,52 +105,78 @@ class Output:
     """Where the printers write. What is written in one go of the event loop (a read's worth
     of updates, a flood's) goes out in one write, at the end of it: one system call per burst
     instead of one per change. When the reader goes away (`acp-tui -p … | head`), writing
-    stops quietly and `on_closed` runs, once: the run ends as a program killed by SIGPIPE."""
+    stops quietly and `on_closed` runs, once: the run ends as a program killed by SIGPIPE.
+
+    jsonl's JSON comes encoded from msgspec (`write_bytes`) and is not decoded only to be
+    encoded again; text (`write`) is encoded a burst at a time."""
 
     def __init__(self, stream: TextIO, on_closed: Callable[[], None]) -> None:
         self._stream = stream
         self._on_closed = on_closed
-        self._pending: list[str] = []
+        self._pending: list[bytes] = []
+        self._text: list[str] = []
+        """Text written since the last bytes, encoded when bytes follow or at the flush."""
         self.closed = False
 
     def write(self, text: str) -> None:
         if self.closed:
             return
-        if not self._pending:
+        if not (self._text or self._pending):
             asyncio.get_running_loop().call_soon(self.flush)
-        self._pending.append(text)
+        self._text.append(text)
+
+    def write_bytes(self, data: bytes) -> None:
+        if self.closed:
+            return
+        if self._text:
+            self._encode_text()
+        elif not self._pending:
+            asyncio.get_running_loop().call_soon(self.flush)
+        self._pending.append(data)
+
+    def _encode_text(self) -> None:
+        stream = self._stream
+        text = "".join(self._text)
+        self._text.clear()
+        self._pending.append(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
 
     def flush(self) -> None:
         """Write out what is pending now (a warning is about to go to stderr, or the end)."""
+        if self._text:
+            self._encode_text()
         if not self._pending or self.closed:
             return
-        text = "".join(self._pending)
+        data = b"".join(self._pending)
         self._pending.clear()
         try:
-            _write_all(self._stream, text)
+            _write_all(self._stream, data)
         except BrokenPipeError:
             self.closed = True
             _discard_output(self._stream)
             self._on_closed()
 
 
-def _write_all(stream: TextIO, text: str) -> None:
-    """Write `text` whole. An unbuffered stdout (`python -u`, PYTHONUNBUFFERED) hands a write
+def _write_all(stream: TextIO, data: bytes) -> None:
+    """Write `data` whole. An unbuffered stdout (`python -u`, PYTHONUNBUFFERED) hands a write
     to one system call, which a signal can cut short on a pipe, and `TextIOWrapper` drops the
     rest: so its raw file is written until all of it is out."""
+    stream.flush()
     raw = getattr(stream, "buffer", None)
-    if not isinstance(raw, io.RawIOBase):
-        stream.write(text)
+    if not isinstance(raw, io.RawIOBase | io.BufferedIOBase):  # a text-only stream
+        stream.write(data.decode(stream.encoding or "utf-8", stream.errors or "strict"))
         stream.flush()
         return
-    stream.flush()
-    data = memoryview(text.encode(stream.encoding, stream.errors or "strict"))
-    while data:
-        written = raw.write(data)
+    if isinstance(raw, io.BufferedIOBase):
+        raw.write(data)
+        raw.flush()
+        return
+    view = memoryview(data)
+    while view:
+        written = raw.write(view)
         if written is None:  # a non-blocking file, full: wait until it takes more
             select.select([], [raw], [])
             continue
-        data = data[written:]
+        view = view[written:]
 
 
 def _discard_output(stream: TextIO) -> None:
@@ -197,19 +230,101 @@ class JsonPrinter:
     def __init__(self, out: Output) -> None:
         self._out = out
         self._encode = msgspec.json.Encoder().encode
+        self._tool_calls = ToolCallEvents()
 
     def __call__(self, session: Session, change: Change) -> None:
-        event = change_event(session, change)
+        item = change.item
+        if isinstance(item, ToolCallState):
+            event: dict[str, Any] | None = self._tool_calls(item)
+        else:
+            event = change_event(session, change)
         if event is not None:
             self.emit(event)
 
     def emit(self, event: dict[str, Any]) -> None:
-        self._out.write(self._encode(event).decode() + "\n")
+        self._out.write_bytes(self._encode(event) + b"\n")
+
+
+class ToolCallEvents:
+    """The jsonl events of tool calls. The first about a call has all of it; each later one
+    only what changed since the one before (a content item added: `append`), as messages
+    have: a status update does not print the call's diffs again, so the output grows with
+    what the agent sent, not with the updates times the call's size."""
+
+    def __init__(self) -> None:
+        self._shown: dict[ToolCallState, _Shown] = {}
+
+    def __call__(self, call: ToolCallState) -> dict[str, Any]:
+        shown = self._shown.get(call)
+        if shown is None:
+            self._shown[call] = _Shown(
+                call.title,
+                call.kind,
+                call.status,
+                call.locations,
+                len(call.locations),
+                call.content,
+                len(call.content),
+                call.raw_input,
+                call.raw_output,
+            )
+            return {
+                "type": "tool_call",
+                "id": call.id,
+                "title": call.title,
+                "kind": call.kind,
+                "status": call.status,
+                "locations": call.locations,
+                "content": call.content,
+                "rawInput": call.raw_input,
+                "rawOutput": call.raw_output,
+            }
+        event: dict[str, Any] = {"type": "tool_call", "id": call.id}
+        if call.title != shown.title:
+            event["title"] = shown.title = call.title
+        if call.kind != shown.kind:
+            event["kind"] = shown.kind = call.kind
+        if call.status != shown.status:
+            event["status"] = shown.status = call.status
+        # The reducer replaces a list it is sent, and appends to the one it has
+        # (`tool_call_content_chunk`, a terminal named in `_meta`).
+        if call.locations is not shown.locations or len(call.locations) != shown.location_count:
+            event["locations"] = shown.locations = call.locations
+            shown.location_count = len(call.locations)
+        content = call.content
+        if content is not shown.content or len(content) != shown.content_count:
+            appended = content is shown.content and len(content) == shown.content_count + 1
+            if appended:
+                event["append"] = content[-1]
+            else:
+                event["content"] = shown.content = content
+            shown.content_count = len(content)
+        # Raw values are replaced whole, each a fresh object from the wire.
+        if call.raw_input is not shown.raw_input:
+            event["rawInput"] = shown.raw_input = call.raw_input
+        if call.raw_output is not shown.raw_output:
+            event["rawOutput"] = shown.raw_output = call.raw_output
+        return event
+
+
+@dataclass(slots=True)
+class _Shown:
+    """What the events about a tool call have shown of it so far."""
+
+    title: str
+    kind: str
+    status: str
+    locations: list[ToolCallLocation]
+    location_count: int
+    content: list[ToolCallContent]
+    content_count: int
+    raw_input: Any
+    raw_output: Any
 
 
 def change_event(session: Session, change: Change) -> dict[str, Any] | None:
-    """The JSON object `jsonl` prints for one change."""
-    item, state = change.item, session.state
+    """The JSON object `jsonl` prints for one change (tool calls: `ToolCallEvents`)."""
+    item = change.item
     if isinstance(item, Message):
         kind = "thought" if item.role == "thought" else "message"
         event: dict[str, Any] = {"type": kind, "id": item.id, "role": item.role}
@@ -218,18 +333,6 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
         else:
             event["content"] = item.content
         return event
-    if isinstance(item, ToolCallState):
-        return {
-            "type": "tool_call",
-            "id": item.id,
-            "title": item.title,
-            "kind": item.kind,
-            "status": item.status,
-            "locations": item.locations,
-            "content": item.content,
-            "rawInput": item.raw_input,
-            "rawOutput": item.raw_output,
-        }
     if isinstance(item, PlanState):
         return {"type": "plan", "id": item.id, "entries": item.entries, "text": item.text}
     if isinstance(item, TerminalState):
@@ -242,16 +345,19 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
             "title": item.title,
             "detail": item.detail,
         }
-    simple: dict[str, Callable[[], dict[str, Any]]] = {
-        "usage": lambda: {"used": state.usage_used, "size": state.usage_size, "cost": state.cost},
-        "commands": lambda: {"commands": state.commands},
-        "modes": lambda: {"current": state.current_mode, "modes": state.modes},
-        "config": lambda: {"options": state.config_options},
-        "info": lambda: {"title": state.title, "updatedAt": state.updated_at},
-        "status": lambda: {"status": state.status, "stopReason": state.stop_reason},
-    }
-    make = simple.get(change.kind)
-    return {"type": change.kind, **make()} if make is not None else None
+    make = _SESSION_EVENTS.get(change.kind)
+    return {"type": change.kind, **make(session.state)} if make is not None else None
+
+
+_SESSION_EVENTS: dict[str, Callable[[SessionState], dict[str, Any]]] = {
+    "usage": lambda state: {"used": state.usage_used, "size": state.usage_size, "cost": state.cost},
+    "commands": lambda state: {"commands": state.commands},
+    "modes": lambda state: {"current": state.current_mode, "modes": state.modes},
+    "config": lambda state: {"options": state.config_options},
+    "info": lambda state: {"title": state.title, "updatedAt": state.updated_at},
+    "status": lambda state: {"status": state.status, "stopReason": state.stop_reason},
+}
+"""The events of changes to session-wide fields, by the change's kind."""
 
 
 class HeadlessRun:

@@ -21,6 +21,7 @@ import pytest
 
 from acp_tui.protocol.content import text_block
 from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from tests.support.jsonl import tool_calls
 from tests.support.schema import validate_transcript
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
@@ -103,7 +104,7 @@ async def test_the_tour_with_permission_allowed(tmp_path: Path, version: int) ->
     plans = [e for e in events if e["type"] == "plan"]
     assert all(entry["status"] == "completed" for entry in plans[-1]["entries"])
     assert (tmp_path / "workspace" / "ACP_DEMO.md").read_text().startswith("# ACP demo notes")
-    kinds = {e["kind"] for e in events if e["type"] == "tool_call"}
+    kinds = {call["kind"] for call in tool_calls(events).values()}
     assert kinds >= {"read", "edit", "delete", "move", "search", "execute", "think", "fetch"}
     terminals = [e for e in events if e["type"] == "terminal"]
     assert any("Hello from a real terminal!" in t["output"] for t in terminals)
@@ -149,7 +150,7 @@ async def test_each_scenario_through_acp_tui(tmp_path: Path, version: int) -> No
         )
 
     def tools(turn: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-        return {e["id"]: e for e in turn if e["type"] == "tool_call"}  # the last state of each
+        return tool_calls(turn)
 
     assert "| Update" in text(turns["/markdown"]) and "```python" in text(turns["/markdown"])
     assert "rendering" not in text(turns["/think"], "thought")

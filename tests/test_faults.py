@@ -30,6 +30,7 @@ from tests.agents.hostile import (
     process_gone,
     read_transcript,
 )
+from tests.support.jsonl import tool_calls
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
 MEASURED_ACP_TUI = [
@@ -500,7 +501,7 @@ async def test_a_permission_request_after_cancel_is_answered_cancelled(tmp_path:
     events = run.events()
     assert not [e for e in events if e["type"] == "permission"]
     assert {"type": "status", "status": "idle", "stopReason": "cancelled"} in events
-    assert [e["status"] for e in events if e["type"] == "tool_call"][-1] == "cancelled"
+    assert [call["status"] for call in tool_calls(events).values()][-1] == "cancelled"
     run.check_transcript()
 
 

@@ -6,6 +6,7 @@ Every message acp-tui sends is validated against the official schema of the vers
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import os
 import signal
@@ -15,9 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from acp_tui.demo.picture import demo_png
+from acp_tui.headless import Output, ToolCallEvents
+from acp_tui.protocol.updates import decode_session_notification
+from acp_tui.session import reducer
+from acp_tui.session.state import SessionState, ToolCallState
+from tests.support.jsonl import tool_calls
 from tests.support.schema import validate_message, validate_transcript
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
@@ -101,7 +108,7 @@ async def test_permission_policy_answers_for_the_user(
     events = run.events()
     decisions = [e for e in events if e["type"] == "permission"]
     assert [(d["toolCallId"], d["optionId"]) for d in decisions] == [("call_2", option)]
-    final = {e["id"]: e["status"] for e in events if e["type"] == "tool_call"}
+    final = {id: call["status"] for id, call in tool_calls(events).items()}
     assert final == {"call_1": "completed", "call_2": status}
     answers = [m for m in run.sent() if "result" in m and "outcome" in m["result"]]
     assert answers[0]["result"] == {"outcome": {"outcome": "selected", "optionId": option}}
@@ -240,3 +247,67 @@ def test_a_closed_stdout_ends_the_run_quietly(tmp_path: Path, output_format: str
     err = process.stderr.read().decode()
     assert status == 128 + signal.SIGPIPE, err
     assert "Error" not in err and "Traceback" not in err
+
+
+def test_jsonl_tool_call_events_after_the_first_say_what_changed() -> None:
+    """A call's first event has all of it; later ones only what the update changed, so its
+    diff is printed once however many status updates follow."""
+    state, events = SessionState(session_id="s"), ToolCallEvents()
+    diff = {"type": "diff", "path": "/w/a.py", "oldText": "a", "newText": "b"}
+    text = {"type": "content", "content": {"type": "text", "text": "done"}}
+    updates: list[dict[str, Any]] = [
+        {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "content": [diff]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "in_progress"},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "in_progress"},
+        {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c", "content": text},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "content": [text]},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "rawOutput": {"ok": 1}},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "status": "completed"},
+    ]
+    printed = []
+    for update in updates:
+        params = msgspec.json.encode({"sessionId": "s", "update": update})
+        change = reducer.apply(state, decode_session_notification(params)[1])
+        assert isinstance(change.item, ToolCallState)
+        printed.append(json.loads(msgspec.json.encode(events(change.item))))
+    first = {"type": "tool_call", "id": "c", "title": "Edit", "kind": "other"}
+    first |= {"status": "pending", "locations": [], "content": [diff]}
+    assert printed == [
+        first | {"rawInput": None, "rawOutput": None},
+        {"type": "tool_call", "id": "c", "status": "in_progress"},
+        {"type": "tool_call", "id": "c"},  # nothing changed
+        {"type": "tool_call", "id": "c", "append": text},
+        {"type": "tool_call", "id": "c", "content": [text]},  # replaced
+        {"type": "tool_call", "id": "c", "rawOutput": {"ok": 1}},
+        {"type": "tool_call", "id": "c", "status": "completed"},
+    ]
+    # Read back as a script reads them, the events give the call as it stands.
+    assert tool_calls(printed)["c"] == first | {
+        "status": "completed",
+        "content": [text],
+        "rawInput": None,
+        "rawOutput": {"ok": 1},
+    }
+
+
+async def test_output_writes_a_burst_whole_to_any_kind_of_stdout(tmp_path: Path) -> None:
+    """Buffered (a file), unbuffered (`python -u`: the raw file) and text-only streams all
+    get the burst's text and JSON, in order, in the stream's encoding."""
+    buffered, unbuffered = tmp_path / "buffered", tmp_path / "unbuffered"
+    streams = {
+        buffered: io.TextIOWrapper(io.BufferedWriter(io.FileIO(buffered, "w")), encoding="utf-8"),
+        unbuffered: io.TextIOWrapper(
+            io.FileIO(unbuffered, "w"), encoding="latin-1", write_through=True
+        ),
+        None: io.StringIO(),
+    }
+    for path, stream in streams.items():
+        out = Output(stream, lambda: None)
+        out.write("é: ")
+        out.write_bytes(b'{"a":1}\n')
+        await asyncio.sleep(0)  # the burst ends: one write
+        if isinstance(stream, io.StringIO):
+            assert stream.getvalue() == 'é: {"a":1}\n'
+        else:
+            assert path is not None and path.read_bytes() == 'é: {"a":1}\n'.encode(stream.encoding)
+            stream.close()

@@ -27,7 +27,7 @@ from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import send, wait_idle, wait_question, wait_started
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.message import AgentMessage
-from tests.support import real_agents
+from tests.support import jsonl, real_agents
 from tests.support.fake_model import HELLO, FakeModel
 from tests.support.real_agents import RealAgent
 from tests.support.schema import validate_transcript
@@ -94,7 +94,7 @@ class Run:
 
     def tool_calls(self) -> dict[str, dict[str, Any]]:
         """Each tool call as it was last reported, by id."""
-        return {e["id"]: e for e in self.events if e["type"] == "tool_call"}
+        return jsonl.tool_calls(self.events)
 
     def permissions(self) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == "permission"]
