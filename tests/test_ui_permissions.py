@@ -21,9 +21,18 @@ from acp_tui.session.state import Message
 from acp_tui.ui import key_guard
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.key_guard import KeyGuard
-from acp_tui.ui.pilot import send, wait_idle, wait_permission, wait_until
+from acp_tui.ui.pilot import (
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_permission,
+    wait_started,
+    wait_until,
+)
 from acp_tui.ui.widgets.permission_panel import PermissionPanel, asks_for_reason
 from acp_tui.ui.widgets.prompt_input import PromptInput
+from acp_tui.ui.widgets.transcript import Transcript
 from tests.support.ui import started_app
 
 REJECTING_AGENT = [sys.executable, str(Path(__file__).parent / "agents" / "rejecting_agent.py")]
@@ -299,3 +308,19 @@ async def test_an_inline_tool_call_shows_its_text_and_input(tmp_path: Path) -> N
         assert "Delete build/?" in str(panel.query_one(".permission--title").render())
         detail = detail_text(panel)
         assert "12 files" in detail and '"recursive": true' in detail
+
+
+async def test_a_dialog_opening_under_a_short_transcript_keeps_its_end_in_view(
+    tmp_path: Path,
+) -> None:
+    # The conversation fits the view until the dialog takes the bottom of the screen: the
+    # view then follows its end (the tool call asked about), not stay at its top.
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
+    async with app.run_test(size=(110, 29)) as pilot:
+        await wait_started(app, pilot)
+        transcript = app.chat.query_one(Transcript)
+        await send(app, pilot, "/edit app.py")
+        await wait_permission(app, pilot)
+        await pilot.pause(0.2)
+        assert transcript.max_scroll_y > 0  # it no longer fits
+        assert transcript.following and transcript.scroll_y == transcript.max_scroll_y

@@ -163,9 +163,13 @@ class Transcript(VerticalScroll, can_focus=False):
         self.anchor()
 
     def watch_virtual_size(self, size: Size) -> None:
+        self._anchor_if_long(size)
+
+    def _anchor_if_long(self, size: Size) -> None:
         # Textual 8 scrolls an anchored container to `content - viewport`, which is negative
         # while the content is shorter than the view (it then sits at the bottom, under a
-        # blank screen). So the anchor is only held while there is something to scroll.
+        # blank screen). So the anchor is only held while there is something to scroll: the
+        # content grew past the view, or the view shrank under it (a dialog opened below).
         fits = size.height <= self.scrollable_content_region.height
         if fits and self.is_anchored:
             self.anchor(False)
@@ -399,6 +403,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self.set_reactive(Transcript.scroll_y, scroll)
         self.set_reactive(Transcript.scroll_target_y, scroll)
         self.vertical_scrollbar._reactive_position = scroll
+        self.vertical_scrollbar.refresh()
 
     def _measure(self, placed: dict[Widget, int]) -> None:
         window, heights, first = self._window, self._heights, self._first
@@ -543,6 +548,9 @@ class Transcript(VerticalScroll, can_focus=False):
         self._schedule_update()
 
     def on_resize(self) -> None:
+        self._anchor_if_long(self.virtual_size)
+        # Textual moves an anchored view's thumb (`_reactive_position`) without redrawing it.
+        self.vertical_scrollbar.refresh()
         self._schedule_update()
 
     def _update_following(self) -> None:
