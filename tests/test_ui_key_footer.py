@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets._footer import FooterKey
 
-from acp_tui.ui.pilot import send, wait_idle, wait_permission
+from acp_tui.ui.pilot import send, wait_idle, wait_permission, wait_until
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from tests.support.ui import started_app
 
@@ -20,6 +20,8 @@ async def test_the_footer_follows_the_keys_on_offer_and_keeps_them_otherwise(
 ) -> None:
     async with started_app(tmp_path) as (app, pilot):
         footer = app.chat.query_one(KeyFooter)
+        # The command palette's key joins once the app has settled (later on a loaded machine).
+        await wait_until(pilot, lambda: footer.query(".-command-palette"))
         keys = list(footer.query(FooterKey))
         assert "Quit" in offered(footer) and "Cancel" not in offered(footer)
         app.chat.refresh_bindings()  # nothing changed: the same key widgets stay
