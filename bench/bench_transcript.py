@@ -47,6 +47,7 @@ os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 import msgspec  # noqa: E402
 from bench_tui_stream import bench_memory, rss_mb  # noqa: E402
+from textual import events  # noqa: E402
 from textual.app import App  # noqa: E402
 from textual.containers import VerticalScroll  # noqa: E402
 from textual.screen import Screen  # noqa: E402
@@ -184,7 +185,7 @@ async def bench_scroll(state: SessionState) -> dict[str, float]:
         started = time.perf_counter()
         while transcript.scroll_y < transcript.max_scroll_y:
             pressed, before = time.perf_counter(), transcript.scroll_y
-            chat.action_scroll_transcript(1)  # what PageDown does
+            app.post_message(events.Key("pagedown", None))  # as the terminal sends it
             await frames.moved_from(before)
             pages.append(time.perf_counter() - pressed)
             mounted.append(len(transcript.blocks))
@@ -342,7 +343,7 @@ async def open_history(session_id: str) -> tuple[float, float, int]:
     started = time.perf_counter()
     try:
         async with app.run_test(size=SIZE) as pilot:
-            frames = Frames(app.chat)
+            frames = Frames(app.chat, app.chat.query_one(Transcript))
             while True:
                 await frames.next()
                 session = app.session
