@@ -1,4 +1,4 @@
-"""Transcript items to bytes and back: msgspec JSON of the `SessionState` dataclasses.
+"""Transcript items to bytes and back: msgspec JSON of the `SessionState` items.
 
 Each timeline item (message, tool call, plan, notice) and each terminal is one row; the
 session-wide fields a record needs to show the conversation again (title, turn count, usage)
