@@ -339,8 +339,12 @@ class ChangesScreen(Screen[None]):
             f"Rewind turn {turn}?", lambda c: plan_rewind(c, turn), can_continue=True
         )
         if answer == "continue":
+            # The app's work, not this screen's: dismissing the screen cancels its workers,
+            # and with them a new session half opened (whenever the dismissal came first).
+            self.app.run_worker(
+                self.app.continue_before(turn), group="continue", exit_on_error=False
+            )
             self.dismiss()
-            await self.app.continue_before(turn)
 
     @work(group="changes-act", exclusive=True, exit_on_error=False)
     async def action_revert_file(self) -> None:
