@@ -47,7 +47,7 @@ def shoot(snap_compare: Any) -> Callable[[Scene], bool]:
             await wait_started(app, pilot)
             app.chat.query_one(PromptInput).cursor_blink = False  # a blink is not a change
             await scene(app, pilot)
-            await pilot.pause(0.2)  # what the scene set off is drawn (a dialog mounted on first use)
+            await pilot.pause(0.2)  # what the scene set off is drawn (a dialog mounts late)
 
         return bool(snap_compare(app, terminal_size=SIZE, run_before=run_before))
 
