@@ -45,22 +45,15 @@ KIND_ICONS = {
     "fetch": "⇣",
     "switch_mode": "⇋",
 }
-STATUS_LABELS = {
-    "pending": "○ pending",
-    "in_progress": "◐ running",
-    "completed": "✓ done",
-    "failed": "✗ failed",
-    "cancelled": "⊘ cancelled",
-    "rejected": "✗ rejected",
+STATUS_PILLS = {
+    "pending": ("○ pending", "$text-muted on $foreground 8%"),
+    "in_progress": ("◐ running", "$text-warning on $warning 15%"),
+    "completed": ("✓ done", "$text-success on $success 15%"),
+    "failed": ("✗ failed", "$text-error on $error 20%"),
+    "cancelled": ("⊘ cancelled", "$text-muted on $foreground 8%"),
+    "rejected": ("✗ rejected", "$text-error on $error 12%"),
 }
-STATUS_STYLES = {
-    "pending": "$text-muted on $foreground 8%",
-    "in_progress": "$text-warning on $warning 15%",
-    "completed": "$text-success on $success 15%",
-    "failed": "$text-error on $error 20%",
-    "cancelled": "$text-muted on $foreground 8%",
-    "rejected": "$text-error on $error 12%",
-}
+"""The status pill's label and style, by status (another status: its name, pending's style)."""
 
 
 def inline_code(text: str) -> Content:
@@ -120,10 +113,8 @@ class ToolHead(Widget):
         self._shown = shown
         self.kind = Content.styled(f"{KIND_ICONS.get(call.kind, '◆')} {call.kind}", "$accent")
         self.title = inline_code(title).stylize("bold $foreground")
-        self.status = Content.styled(
-            f" {STATUS_LABELS.get(call.status, call.status)} ",
-            STATUS_STYLES.get(call.status, STATUS_STYLES["pending"]),
-        )
+        label, style = STATUS_PILLS.get(call.status, (call.status, STATUS_PILLS["pending"][1]))
+        self.status = Content.styled(f" {label} ", style)
         self.locations = Content(locations)  # in the widget's muted colour
         self.refresh(layout=lines_changed)
 
@@ -392,7 +383,8 @@ class ToolCallCard(Block):
             self.mount(self._raw_view)
         elif self._raw_view is not None:
             self._raw_view.display = self.expanded
-            self._raw_view.invalidate()
+            if self.expanded:  # collapsed: drawn again when next expanded
+                self._raw_view.invalidate()
 
     def _raw(self) -> RenderableType:
         call = self.item
