@@ -21,15 +21,7 @@ from acp_tui.session.state import Message
 from acp_tui.ui import key_guard
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.key_guard import KeyGuard
-from acp_tui.ui.pilot import (
-    demo_app,
-    demo_workspace,
-    send,
-    wait_idle,
-    wait_permission,
-    wait_started,
-    wait_until,
-)
+from acp_tui.ui.pilot import send, wait_idle, wait_permission, wait_until
 from acp_tui.ui.widgets.permission_panel import PermissionPanel, asks_for_reason
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
@@ -315,9 +307,7 @@ async def test_a_dialog_opening_under_a_short_transcript_keeps_its_end_in_view(
 ) -> None:
     # The conversation fits the view until the dialog takes the bottom of the screen: the
     # view then follows its end (the tool call asked about), not stay at its top.
-    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
-    async with app.run_test(size=(110, 29)) as pilot:
-        await wait_started(app, pilot)
+    async with started_app(tmp_path, size=(110, 29)) as (app, pilot):
         transcript = app.chat.query_one(Transcript)
         await send(app, pilot, "/edit app.py")
         await wait_permission(app, pilot)

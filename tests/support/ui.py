@@ -15,11 +15,13 @@ from acp_tui.ui.pilot import demo_app, demo_workspace, wait_started
 
 
 @asynccontextmanager
-async def started_app(tmp_path: Path, **kwargs: Any) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
+async def started_app(
+    tmp_path: Path, *, size: tuple[int, int] = (120, 40), **kwargs: Any
+) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
     """`async with started_app(tmp_path) as (app, pilot)`: the app, its agent ready."""
     workspace = demo_workspace(tmp_path / "workspace")
     app = demo_app(workspace, tmp_path / "state", **kwargs)
-    async with app.run_test(size=(120, 40)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_started(app, pilot)
         yield app, pilot
 
