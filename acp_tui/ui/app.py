@@ -32,6 +32,7 @@ from acp_tui.ui.commands import app_commands
 from acp_tui.ui.conversation import Conversation
 from acp_tui.ui.history import PromptHistory, history_path
 from acp_tui.ui.render.lexers import warm_up
+from acp_tui.ui.textual_fixes import mend
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
@@ -46,6 +47,8 @@ if TYPE_CHECKING:
     from acp_tui.session.controller import AgentClient, PendingPermission, Session
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.options import ClientOptions
+
+mend()
 
 HERE = Path(__file__).parent
 IDLE_BEFORE_FULL_COLLECTION = 2.0
