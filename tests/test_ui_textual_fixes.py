@@ -1,4 +1,5 @@
-"""The mends to Textual's rendering: a drawn line leaves no reference cycle behind."""
+"""The mends to Textual's rendering: drawing and laying out leave nothing for a full
+collection."""
 
 from __future__ import annotations
 
@@ -8,9 +9,14 @@ from collections.abc import Iterator
 import pytest
 from rich.segment import Segment
 from rich.style import Style
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
 from textual.strip import Strip
+from textual.widgets import Static
 
 import acp_tui.ui.app  # noqa: F401  (importing the app applies the mends)
+
+NEVER = 1_000_000_000
 
 
 @pytest.fixture
@@ -38,3 +44,35 @@ def test_divide_still_cuts_and_caches_real_cuts() -> None:
     assert strip.divide([3, 11]) is strip.divide([3, 11])
     # Cuts past the end are dropped, as Textual's own divide does.
     assert [part.text for part in strip.divide([5, 11, 20])] == ["hello", " world"]
+
+
+class Column(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            for number in range(30):
+                yield Static(f"line {number}")
+
+
+async def test_a_layout_leaves_no_garbage_for_the_oldest_generation() -> None:
+    """With a young collection at every allocation, one runs while each layout is arranged:
+    Textual's arranging closure (and its map of the layout) must not be promoted by it."""
+    app = Column()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        thresholds = gc.get_threshold()
+        gc.collect()
+        gc.set_threshold(1, 1, NEVER)  # young collections all the time, never a full one
+        try:
+            for _ in range(5):
+                app.screen.refresh(layout=True)
+                await pilot.pause()
+        finally:
+            gc.set_threshold(*thresholds)
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        try:
+            gc.collect()
+            left = [o for o in gc.garbage if getattr(o, "__qualname__", "").endswith("add_widget")]
+        finally:
+            gc.set_debug(0)
+            gc.garbage.clear()
+    assert left == []

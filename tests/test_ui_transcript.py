@@ -201,6 +201,11 @@ async def test_pages_only_scroll_between_batches_and_a_held_key_pages_on(
         # out), yet every page showed blocks all the way down (`scroll_y` above).
         assert 5 <= len(mounts) <= 20  # (one a page, before batches: 80)
         assert len(transcript.blocks) < WINDOW
+        # The spacers stand for thousands of lines and keep nothing per line (Textual's
+        # dirty-line set held an int for each: 200,000 of them for 20,000 items).
+        assert transcript._above.cells > 1_000
+        assert not transcript._above._styles_cache._dirty_lines
+        assert not transcript._below._styles_cache._dirty_lines
         # Blocks shown again for other items show those items: a card its own terminal.
         await pilot.pause(0.2)
         for block in transcript.blocks:
