@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import sys
+import time
 
 from rich.segment import Segment
 from rich.style import Style
@@ -66,3 +67,34 @@ async def test_a_layout_leaves_no_garbage_for_the_oldest_generation() -> None:
             gc.set_debug(0)
             gc.garbage.clear()
     assert left == []
+
+
+class Ticking(App[None]):
+    """An interval timer whose first tick runs past the second tick's time."""
+
+    INTERVAL = 0.2
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.ticks: list[float] = []
+
+    def on_mount(self) -> None:
+        self.started = time.monotonic()
+        self.set_interval(self.INTERVAL, self.tick)
+
+    def tick(self) -> None:
+        self.ticks.append(time.monotonic() - self.started)
+        if len(self.ticks) == 1:
+            time.sleep(1.5 * self.INTERVAL)  # a frame that took longer than a frame
+
+
+async def test_a_timer_that_overran_ticks_at_the_next_tick_due() -> None:
+    """Ticks are due at 0.2, 0.4, 0.6 s; the first runs to 0.5 s. The next is the one due at
+    0.6 s (Textual's own timer skipped to 0.8 s: a frame more after every long frame)."""
+    app = Ticking()
+    async with app.run_test() as pilot:
+        while len(app.ticks) < 2:
+            await pilot.pause(0.05)
+    first, second = app.ticks[:2]
+    assert first >= Ticking.INTERVAL
+    assert second < 3.5 * Ticking.INTERVAL, app.ticks
