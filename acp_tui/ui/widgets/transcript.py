@@ -81,14 +81,14 @@ class Spacer(Widget):
 
     cells = 0
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._styles_cache = _BlankLines()
+
     def set_cells(self, cells: int) -> None:
         if cells != self.cells:
             self.cells = cells
             self.styles.height = cells
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._styles_cache = _BlankLines()
 
 
 class _BlankLines(StylesCache):
