@@ -3,7 +3,8 @@
 A mention of a workspace file goes to the agent as an embedded `resource` (its text) when the
 agent accepts embedded context and the file is small UTF-8 text, an `image` when it is a picture
 and the agent takes images, else as a `resource_link`. The prompt's text is sent as typed,
-mentions included, so the agent sees where each belongs.
+mentions included, so the agent sees where each belongs. A file outside the workspace (`../`,
+an absolute path, a link out) is not sent, and the user is told so.
 """
 
 from __future__ import annotations
@@ -98,12 +99,16 @@ def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -
     """The content blocks for a prompt: its text, then one block per `@file` it mentions."""
     content = PromptContent([text_block(text)])
     seen: set[Path] = set()
+    inside = _resolved(root)
     for match in MENTION.finditer(text):
         relative = match.group(1).rstrip(".,;:!?)")
-        path = _workspace_file(root, relative)
+        path = _mentioned_file(root, relative)
         if path is None or path in seen:
             continue
         seen.add(path)
+        if inside is None or not path.is_relative_to(inside):
+            content.problems.append(f"{relative} is outside the workspace: not sent")
+            continue
         block: ContentBlock | None = None
         if looks_like_image(path):
             if not images:
@@ -117,14 +122,21 @@ def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -
     return content
 
 
-def _workspace_file(root: Path, relative: str) -> Path | None:
-    """The file `relative` names inside the workspace, or None: a mention of a path outside
-    it (`../`, absolute, a link out), of no file, or one the system refuses to resolve (a name
-    too long, a loop of links) stays plain text."""
+def _mentioned_file(root: Path, relative: str) -> Path | None:
+    """The file `relative` names (from the workspace), resolved, or None: a mention of no file,
+    or of one the system refuses to resolve (a name too long, a loop of links), is plain text.
+    Whether it lies inside the workspace is the caller's to judge (`../`, absolute, a link
+    out are not sent)."""
+    path = _resolved(root / relative)
     try:
-        path = (root / relative).resolve()
-        inside = path.is_relative_to(root.resolve())
-        return path if inside and path.is_file() else None
+        return path if path is not None and path.is_file() else None
+    except (OSError, ValueError):
+        return None
+
+
+def _resolved(path: Path) -> Path | None:
+    try:
+        return path.resolve()
     except (OSError, RuntimeError, ValueError):
         return None
 

@@ -440,12 +440,18 @@ def test_mentions_become_resource_blocks(tmp_path: Path) -> None:
 def test_mentions_outside_the_workspace_or_unresolvable_stay_text(tmp_path: Path) -> None:
     workspace = demo_workspace(tmp_path / "workspace")
     (tmp_path / "secret.txt").write_text("not yours\n")
-    (workspace / "out").symlink_to(tmp_path / "secret.txt")
+    (tmp_path / "other.txt").write_text("nor this\n")
+    (workspace / "out").symlink_to(tmp_path / "other.txt")
     (workspace / "loop").symlink_to(workspace / "loop")
-    prompt = f"@../secret.txt @{tmp_path}/secret.txt @out @loop @{'x' * 300} @app.py"
+    prompt = f"@../secret.txt @{tmp_path}/secret.txt @out @loop @{'x' * 300} @app.py @nothere"
     content = prompt_blocks(prompt, workspace, embed=True)
     assert [block.type for block in content.blocks] == ["text", "resource"]
     assert content.blocks[1].resource.uri.endswith("/workspace/app.py")  # type: ignore[union-attr]
+    # The user hears of each file left out (once a file), not of words that name no file.
+    assert content.problems == [
+        "../secret.txt is outside the workspace: not sent",
+        "out is outside the workspace: not sent",
+    ]
 
 
 # -- panels -----------------------------------------------------------------------------------
