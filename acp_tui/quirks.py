@@ -8,8 +8,9 @@ inspector whenever it applies, so nobody wonders why acp-tui answered differentl
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+from acp_tui.versions import version_key
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,7 +25,7 @@ class Quirk:
     def applies(self, name: str, version: str) -> bool:
         if name != self.agent:
             return False
-        return self.fixed_in is None or _version_key(version) < _version_key(self.fixed_in)
+        return self.fixed_in is None or version_key(version) < version_key(self.fixed_in)
 
 
 MISSING_FILE_READS_EMPTY = "missing-file-reads-empty"
@@ -47,8 +48,3 @@ QUIRKS = (
 def quirks_for(name: str, version: str) -> tuple[Quirk, ...]:
     """The quirks that apply to the agent that introduced itself as `name` `version`."""
     return tuple(quirk for quirk in QUIRKS if quirk.applies(name, version))
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    """`0.61.0-nightly.3` → (0, 61, 0): the leading numbers, enough to compare releases."""
-    return tuple(int(part) for part in re.findall(r"\d+", version.split("-")[0])[:4])

@@ -24,10 +24,10 @@ from acp_tui.registry.install import (
     install_binary,
     installed_versions,
     plan_launch,
-    version_key,
 )
 from acp_tui.registry.source import SNAPSHOT_DATE
 from acp_tui.registry.start import downloaded, registry_agent
+from acp_tui.versions import version_key
 from tests.support.registry import (
     Served,
     binary,
@@ -81,11 +81,17 @@ def test_a_malformed_entry_is_reported_and_skipped_unknowns_ignored() -> None:
     assert "agent 'half', binary linux-x86_64: Object missing required field `archive`" in problems
 
 
-def test_installed_versions_in_the_order_people_count() -> None:
+def test_versions_in_the_order_people_count() -> None:
     assert sorted(["10.0", "9.0", "1.10", "1.2", "1.2.1"], key=version_key) == [
         "1.2", "1.2.1", "1.10", "9.0", "10.0"
     ]  # fmt: skip
     assert version_key("2.0-beta") < version_key("2.0-rc1") < version_key("2.1")
+    # Semver: a pre-release comes before its release; build metadata does not count.
+    versions = ["1.0.0", "1.0.0-rc.1", "1.0.0-alpha.beta", "1.0.0-alpha.1", "0.9.9"]
+    assert sorted(versions, key=version_key) == [
+        "0.9.9", "1.0.0-alpha.1", "1.0.0-alpha.beta", "1.0.0-rc.1", "1.0.0"
+    ]  # fmt: skip
+    assert version_key("1.0.0+build.7") == version_key("1.0.0")
 
 
 def test_sizes_are_1024_based_everywhere() -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import hashlib
 import os
 import platform
-import re
 import shutil
 import stat
 import sys
@@ -25,6 +24,7 @@ from pathlib import Path, PurePosixPath
 from acp_tui.paths import cache_dir, within
 from acp_tui.registry.index import BinaryTarget, RegistryAgent
 from acp_tui.registry.source import HEADERS
+from acp_tui.versions import version_key
 
 Progress = Callable[[int, int | None], None]
 """Called with the bytes received so far and the total when the server said it."""
@@ -78,15 +78,6 @@ def installed_versions(agent_id: str, cache: Path | None = None) -> list[str]:
         return []
     names = [p.name for p in folder.iterdir() if p.is_dir() and not p.name.startswith(".")]
     return sorted(names, key=version_key)
-
-
-def version_key(version: str) -> tuple[tuple[int, int | str], ...]:
-    """Orders versions as people do: `9.0` before `10.0`, `1.2` before `1.10`. Runs of digits
-    compare as numbers, anything else as text, and a number sorts before text."""
-    return tuple(
-        (0, int(part)) if part.isdigit() else (1, part)
-        for part in re.findall(r"\d+|[^\d.+_-]+", version)
-    )
 
 
 def plan_launch(
