@@ -308,7 +308,7 @@ class Transcript(VerticalScroll, can_focus=False):
         state = self.state
         assert state is not None
         kind = _kind_of(item)
-        spare = self._spare.get(_reuse_key(item))
+        spare = self._spare.get(_reuse_key(item, kind))
         block: Block
         if spare:
             block = spare.pop()
@@ -535,7 +535,7 @@ class Transcript(VerticalScroll, can_focus=False):
         self._open_thoughts = [t for t in self._open_thoughts if t not in released]
         excess: list[Block] = []
         for block in blocks:
-            spare = self._spare.setdefault(_reuse_key(block.item), [])
+            spare = self._spare.setdefault(_reuse_key(block.item, type(block)), [])
             if len(spare) < SPARE and block.composed:
                 spare.append(block)
             else:
@@ -651,11 +651,10 @@ class Transcript(VerticalScroll, can_focus=False):
             self.reveal(self.state.timeline[-1])
 
 
-def _reuse_key(item: TimelineItem) -> Hashable:
-    """What a released block must have shown to show `item` again as it is: its kind, and for
-    a tool call the widgets of its content (reshaping a card mounts and removes widgets: a
-    layout more, for every card scrolled into reach)."""
-    kind = _kind_of(item)
+def _reuse_key(item: TimelineItem, kind: type[Block]) -> Hashable:
+    """What a released block must have shown to show `item` (a `kind` block) again as it is:
+    its kind, and for a tool call the widgets of its content (reshaping a card mounts and
+    removes widgets: a layout more, for every card scrolled into reach)."""
     return (kind, content_views(item)) if isinstance(item, ToolCallState) else kind
 
 
