@@ -326,6 +326,16 @@ async def image(app: AcpApp, pilot: Pilot[int]) -> None:
         del os.environ["ACP_TUI_IMAGES"]
 
 
+async def mentions(app: AcpApp, pilot: Pilot[int]) -> None:
+    """`@app.py` goes with the prompt (its text embedded); a file outside the workspace is
+    not sent, and the transcript says so."""
+    workspace = app.chat.workspace
+    (workspace.parent / "notes.txt").write_text("kept outside the workspace\n")
+    await send(app, pilot, "compare @app.py with @../notes.txt")
+    await wait_idle(app, pilot)
+    await _top(app, pilot)
+
+
 SCENES: dict[str, Scene] = {
     "welcome": welcome,
     "markdown": markdown,
@@ -351,6 +361,7 @@ SCENES: dict[str, Scene] = {
     "conversations": conversations,
     "picker": picker,
     "image": image,
+    "mentions": mentions,
     "changes-line": changes_line,
     "changes": changes,
     "rewind": rewind,
