@@ -4,11 +4,13 @@ survives acp-tui being killed mid-turn."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -33,6 +35,7 @@ from acp_tui.protocol.updates import (
 )
 from acp_tui.records import Recorder, RecordStore, recorded_state
 from acp_tui.records.codec import encode_item, restore_state
+from acp_tui.records.store import PAGE_SIZE
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentInfo, ClientOptions, Session
 
@@ -143,6 +146,94 @@ async def test_a_record_restores_to_the_same_state_and_goes_on_from_there(tmp_pa
     again, _ = restore_state("s1", store.items(record.id), store.get(record.id).meta)
     assert again.tool_calls["t1"].title == "Edit main.py again"
     assert again.timeline[-1].text == "and the tests" and again.turn == 2
+
+
+FIRST_LAYOUT = """
+PRAGMA page_size=4096;
+PRAGMA journal_mode=WAL;
+CREATE TABLE conversations (
+    id INTEGER PRIMARY KEY, agent TEXT NOT NULL, command TEXT NOT NULL,
+    workspace TEXT NOT NULL, session_id TEXT NOT NULL, title TEXT, created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL, protocol_version INTEGER NOT NULL DEFAULT 1, meta BLOB
+);
+CREATE TABLE items (
+    conversation INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL, kind TEXT NOT NULL, data BLOB NOT NULL,
+    PRIMARY KEY (conversation, seq)
+) WITHOUT ROWID;
+PRAGMA user_version=1;
+"""
+
+
+def items_table(path: Path) -> tuple[int, str]:
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        [page_size] = db.execute("PRAGMA page_size").fetchone()
+        [sql] = db.execute("SELECT sql FROM sqlite_master WHERE name = 'items'").fetchone()
+    return page_size, sql
+
+
+@pytest.mark.parametrize("layout", ["new", "first"])
+async def test_a_database_of_either_layout_records_and_restores(
+    tmp_path: Path, layout: str
+) -> None:
+    """A new database has large pages and a rowid items table; one made by the first versions
+    (4 KB pages, WITHOUT ROWID) is left as it is and works the same."""
+    path = tmp_path / "history.sqlite3"
+    if layout == "first":
+        with contextlib.closing(sqlite3.connect(path)) as db:
+            db.executescript(FIRST_LAYOUT)
+    store = RecordStore.open(path)
+    assert store is not None
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    play_a_turn(session)
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    recorder.close()
+    store.close()
+    page_size, sql = items_table(path)
+    if layout == "first":
+        assert page_size == 4096 and "WITHOUT ROWID" in sql
+    else:
+        assert page_size == PAGE_SIZE and "WITHOUT ROWID" not in sql
+    store = RecordStore.open(path)
+    assert store is not None
+    [record] = store.conversations()
+    restored = recorded_state(store, record)
+    assert [encode_item(i) for i in restored.timeline] == [
+        encode_item(i) for i in session.state.timeline
+    ]
+    store.close()
+
+
+def test_saves_are_checkpointed_on_a_thread_of_their_own(tmp_path: Path) -> None:
+    """The loop's connection never copies the write-ahead log into the database; a second
+    connection does, on its own thread, after each save."""
+    path = tmp_path / "history.sqlite3"
+    store = open_store(tmp_path)
+    conversation = store.create("a", ["a"], "/w", "s")
+    assert conversation is not None
+    assert store._checkpointer is None  # started by the first save
+    assert store.save(conversation, [(1, "notice", b'{"title":"kept"}')])
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
+    checkpointer = store._checkpointer
+    assert checkpointer is not None
+
+    def rows_in_the_database_file() -> int:
+        # immutable: reads the database file alone, not the write-ahead log (which also
+        # holds the tables themselves until the first checkpoint)
+        with contextlib.closing(sqlite3.connect(f"file:{path}?immutable=1", uri=True)) as db:
+            try:
+                return db.execute("SELECT count(*) FROM items").fetchone()[0]
+            except sqlite3.OperationalError:
+                return 0
+
+    deadline = time.monotonic() + 10
+    while rows_in_the_database_file() == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert rows_in_the_database_file() == 1
+    store.close()
+    assert not checkpointer._thread.is_alive()
+    assert not any(thread is checkpointer._thread for thread in threading.enumerate())
 
 
 def test_markdown_export(tmp_path: Path) -> None:
