@@ -110,7 +110,7 @@ def _registry_choice(
     try:
         plan = plan_launch(agent, cache, which)
     except InstallError as error:
-        needs = [kind for kind in ("npx", "uvx") if getattr(agent, kind) is not None]
+        needs = [kind for kind, _package in agent.packages()]
         status = f"needs {' or '.join(needs)}" if needs else "no build here"
         return replace(listed, status=status, readiness="missing", problem=str(error))
     if plan.kind != "binary":

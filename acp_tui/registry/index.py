@@ -76,7 +76,12 @@ class RegistryAgent:
         """The distribution kinds acp-tui knows for this agent, in the order it prefers
         them: a binary needs nothing else installed, npx and uvx need Node or uv."""
         kinds = ["binary"] if self.binary else []
-        return kinds + [kind for kind in ("npx", "uvx") if getattr(self, kind) is not None]
+        return kinds + [kind for kind, _package in self.packages()]
+
+    def packages(self) -> list[tuple[str, PackageDistribution]]:
+        """The agent's packages by the tool that runs each (`npx`, `uvx`), npx first."""
+        listed = (("npx", self.npx), ("uvx", self.uvx))
+        return [(kind, package) for kind, package in listed if package is not None]
 
 
 @dataclass(slots=True)

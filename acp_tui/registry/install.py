@@ -96,10 +96,7 @@ def plan_launch(
             agent, "binary", [str(command), *target.args], dict(target.env), target, folder
         )
     missing = []
-    for kind in ("npx", "uvx"):
-        package = getattr(agent, kind)
-        if package is None:
-            continue
+    for kind, package in agent.packages():
         if which(kind) is None:
             missing.append(kind)
             continue
@@ -322,8 +319,8 @@ def registry_status(
         plan = plan_launch(agent, cache, which)
     except InstallError:
         kinds = "/".join(agent.kinds) or "-"
-        needs = " or ".join(kind for kind in ("npx", "uvx") if getattr(agent, kind)) or "-"
-        reason = f"no: {needs}" if agent.npx or agent.uvx else f"no build for {platform_key()}"
+        needs = " or ".join(kind for kind, _package in agent.packages())
+        reason = f"no: {needs}" if needs else f"no build for {platform_key()}"
         return kinds, "no", reason
     if plan.kind == "binary":
         versions = installed_versions(agent.id, cache)

@@ -62,7 +62,7 @@ def launch_config(plan: LaunchPlan) -> AgentConfig:
     """`plan`'s agent as acp-tui starts any agent (filed under its registry id)."""
     agent = plan.agent
     config = AgentConfig(agent.id, plan.command, env=plan.env, description=agent.description)
-    package = getattr(agent, plan.kind, None) if plan.kind in ("npx", "uvx") else None
+    package = dict(agent.packages()).get(plan.kind)
     if package is not None:
         config.startup_timeout = FETCH_TIMEOUT
         config.starting = f"{plan.kind} is fetching {package.package}… (first run only)"
