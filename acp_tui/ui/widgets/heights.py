@@ -7,6 +7,8 @@ guess only has to be close and cheap: it is made for every item of a long histor
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from acp_tui.protocol.content import ContentBlock, DiffPatch, ToolCallContent, block_text
 from acp_tui.session.state import Message, Notice, PlanState, TimelineItem, ToolCallState
 from acp_tui.ui.widgets.diff_view import FOLDED_ROWS
@@ -21,10 +23,11 @@ TERMINAL_LINES = 3
 output itself lives in the session's terminals, out of an item's reach)."""
 
 
-def wrapped_lines(text: str, width: int) -> int:
-    """Lines `text` takes when wrapped at `width` columns (long words broken)."""
+def wrapped_lines(lines: Iterable[str], width: int) -> int:
+    """Screen lines these lines take when wrapped at `width` columns (long words broken; an
+    empty line takes one)."""
     width = max(width, 1)
-    return sum(len(line) // width + 1 for line in text.split("\n"))
+    return sum(max(1, -(-len(line) // width)) for line in lines)
 
 
 def estimate(item: TimelineItem, width: int, expanded: bool = False) -> int:
@@ -35,16 +38,16 @@ def estimate(item: TimelineItem, width: int, expanded: bool = False) -> int:
             return GAP + 1
         text = item.text.strip("\n")
         chips = sum(1 for block in item.content if block.type != "text")
-        body = wrapped_lines(text, inner) if text else 0
+        body = wrapped_lines(text.split("\n"), inner) if text else 0
         return GAP + body + chips + (1 if item.role == "thought" else 0)
     if isinstance(item, ToolCallState):
         return GAP + BOX + 1 + (1 if item.locations else 0) + _tool_body(item, inner, expanded)
     if isinstance(item, PlanState):
-        lines = len(item.entries) or wrapped_lines(item.text or "", inner)
+        lines = len(item.entries) or wrapped_lines((item.text or "").split("\n"), inner)
         return GAP + BOX + lines
     if isinstance(item, Notice):
         detail = (item.detail or "").rstrip()
-        lines = wrapped_lines(detail, inner) if detail else 0
+        lines = wrapped_lines(detail.split("\n"), inner) if detail else 0
         if not expanded:
             lines = min(lines, DETAIL_LINES + 1)
         return GAP + 1 + lines
@@ -61,7 +64,7 @@ def _tool_body(call: ToolCallState, width: int, expanded: bool) -> int:
         elif content.type == "terminal":
             lines += TERMINAL_LINES
         elif isinstance(content.content, ContentBlock) and content.content.type == "text":
-            lines += wrapped_lines(block_text(content.content), width)
+            lines += wrapped_lines(block_text(content.content).split("\n"), width)
         else:
             lines += 1
     return lines

@@ -34,6 +34,7 @@ from textual.timer import Timer
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.render.strip_cache import STRIPS
+from acp_tui.ui.widgets.heights import wrapped_lines
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
 if TYPE_CHECKING:
@@ -50,6 +51,9 @@ instead of freezing the UI."""
 FOLD_TIME = 0.010
 """Seconds a frame may spend taking in new text in all (parsing, rendering what will be seen,
 catching up on estimated heights): with the screen's update, a frame stays under 20 ms."""
+ESTIMATE_WIDTH = 8
+"""The narrowest text an estimate assumes, so that a view not laid out yet (no width) does not
+guess a line per character."""
 
 
 @dataclass(slots=True, eq=False)
@@ -261,15 +265,12 @@ class MarkdownView(StripsView):
         first = lines[0]
         if first.startswith(("```", "~~~")):
             code = lines[1:-1] if len(lines) > 1 and lines[-1].startswith(first[:3]) else lines[1:]
-            return (1 if first[3:].strip() else 0) + self._wrapped(code, self._width - 2)
+            label = 1 if first[3:].strip() else 0
+            return label + wrapped_lines(code, max(ESTIMATE_WIDTH, self._width - 2))
         if first.startswith("|"):
             return len(lines)
-        return self._wrapped(lines, self._width - 4) + (1 if first.startswith("# ") else 0)
-
-    @staticmethod
-    def _wrapped(lines: list[str], width: int) -> int:
-        width = max(8, width)
-        return sum(max(1, -(-len(line) // width)) for line in lines)
+        heading_rule = 1 if first.startswith("# ") else 0
+        return wrapped_lines(lines, max(ESTIMATE_WIDTH, self._width - 4)) + heading_rule
 
     def _catch_up(self, deadline: float) -> None:
         """Render estimated pieces (the latest first: the likeliest to be scrolled to) until
