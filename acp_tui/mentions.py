@@ -4,7 +4,8 @@ A mention of a workspace file goes to the agent as an embedded `resource` (its t
 agent accepts embedded context and the file is small UTF-8 text, an `image` when it is a picture
 and the agent takes images, else as a `resource_link`. The prompt's text is sent as typed,
 mentions included, so the agent sees where each belongs. A file outside the workspace (`../`,
-an absolute path, a link out) is not sent, and the user is told so.
+an absolute path, a link out) is not sent, and the user is told so. A path with spaces is
+mentioned in quotes: `@"my notes.md"`.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from acp_tui.protocol.images import ImageError
 FILE_LIMIT = 20_000
 EMBED_LIMIT = 256 * 1024
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv", ".mypy_cache", ".tox", "dist"}
-MENTION = re.compile(r"(?:^|(?<=\s))@([^\s]+)")
+MENTION = re.compile(r'(?:^|(?<=\s))@(?:"([^"\n]+)"|(\S+))')
+"""`@path`, or `@"a path"` for one with spaces."""
+
+
+def mention(path: str) -> str:
+    """How a prompt mentions `path` (what completing it inserts)."""
+    return f'@"{path}"' if any(char.isspace() for char in path) else f"@{path}"
 
 
 def workspace_files(root: Path, limit: int = FILE_LIMIT) -> list[str]:
@@ -101,7 +108,8 @@ def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -
     seen: set[Path] = set()
     inside = _resolved(root)
     for match in MENTION.finditer(text):
-        relative = match.group(1).rstrip(".,;:!?)")
+        quoted, bare = match.groups()
+        relative = quoted or bare.rstrip(".,;:!?)")
         path = _mentioned_file(root, relative)
         if path is None or path in seen:
             continue

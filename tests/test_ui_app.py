@@ -427,6 +427,27 @@ async def test_at_completes_workspace_files(run: Run) -> None:
         assert app.chat.query_one(PromptInput).text == "look at @app.py "
 
 
+async def test_at_completes_a_path_with_spaces_in_quotes(run: Run, tmp_path: Path) -> None:
+    notes = tmp_path / "workspace" / "my notes.md"
+    notes.parent.mkdir()
+    notes.write_text("# Notes\n")
+    async with run() as (app, pilot):
+        await pilot.press(*"see @my")
+        menu = app.chat.query_one(CompletionMenu)
+        await wait_until(pilot, lambda: menu.display and menu.option_count)
+        assert menu.selected_value() == "my notes.md"
+        await pilot.press("tab")
+        prompt = app.chat.query_one(PromptInput)
+        assert prompt.text == 'see @"my notes.md" '
+        # Writing inside the quotes completes on, spaces and all.
+        prompt.set_text('see @"my no')
+        await wait_until(pilot, lambda: menu.display and menu.option_count)
+        assert menu.selected_value() == "my notes.md"
+        blocks = prompt_blocks(prompt.text + 'tes.md" please', notes.parent, embed=True).blocks
+        assert [block.type for block in blocks] == ["text", "resource"]
+        assert blocks[1].resource.text == "# Notes\n"  # type: ignore[union-attr]
+
+
 def test_mentions_become_resource_blocks(tmp_path: Path) -> None:
     workspace = demo_workspace(tmp_path)
     linked = prompt_blocks("see @app.py please", workspace, embed=False).blocks

@@ -13,10 +13,12 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from acp_tui.attachments import pasted_image_path
+from acp_tui.mentions import mention
 from acp_tui.ui.paint import paint_now
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
 
-_TOKEN = re.compile(r"(?:^|\s)(@[^\s]*)$")
+_TOKEN = re.compile(r'(?:^|\s)(@"[^"\n]*|@[^\s"]*)$')
+"""A mention being written, up to the cursor: `@src/ap`, or a quoted one `@"my no`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +204,7 @@ class PromptInput(TextArea):
         match = _TOKEN.search(line)
         if match is not None:
             token = match.group(1)
-            return CompletionQuery("path", token[1:], column - len(token))
+            return CompletionQuery("path", token[1:].removeprefix('"'), column - len(token))
         return None
 
     def accept_completion(self) -> None:
@@ -213,8 +215,8 @@ class PromptInput(TextArea):
         if value is None:
             return
         row, column = self.cursor_location
-        prefix = "/" if query.kind == "command" else "@"
-        self.replace(f"{prefix}{value} ", (row, query.start), (row, column))
+        inserted = f"/{value}" if query.kind == "command" else mention(value)
+        self.replace(f"{inserted} ", (row, query.start), (row, column))
         self.close_completion()
 
     def close_completion(self) -> None:
