@@ -231,11 +231,14 @@ class JsonPrinter:
         self._out = out
         self._encode = msgspec.json.Encoder().encode
         self._tool_calls = ToolCallEvents()
+        self._terminals = TerminalEvents()
 
     def __call__(self, session: Session, change: Change) -> None:
         item = change.item
         if isinstance(item, ToolCallState):
             event: dict[str, Any] | None = self._tool_calls(item)
+        elif isinstance(item, TerminalState):
+            event = self._terminals(item, change.delta)
         else:
             event = change_event(session, change)
         if event is not None:
@@ -322,8 +325,66 @@ class _Shown:
     raw_output: Any
 
 
+class TerminalEvents:
+    """The jsonl events of terminals, as `ToolCallEvents` for calls: the first about a terminal
+    has all of it; each later one only what changed. Output streamed in is `append`; the whole
+    `output` comes again only when the agent replaced it (v2's `terminal_update`); how the
+    command ended (`exited`, `exitCode`, `signal`) comes once, when it does."""
+
+    def __init__(self) -> None:
+        self._shown: dict[TerminalState, _ShownTerminal] = {}
+
+    def __call__(self, terminal: TerminalState, added: bytes | None) -> dict[str, Any]:
+        shown = self._shown.get(terminal)
+        if shown is None:
+            self._shown[terminal] = _ShownTerminal(
+                terminal.command, terminal.cwd, terminal.output, terminal.exited
+            )
+            return {
+                "type": "terminal",
+                "id": terminal.id,
+                "command": terminal.command,
+                "cwd": terminal.cwd,
+                "output": _output_text(terminal.output),
+                **_ending(terminal),
+            }
+        event: dict[str, Any] = {"type": "terminal", "id": terminal.id}
+        if terminal.command != shown.command:
+            event["command"] = shown.command = terminal.command
+        if terminal.cwd != shown.cwd:
+            event["cwd"] = shown.cwd = terminal.cwd
+        if terminal.output is not shown.output:  # replaced whole
+            event["output"] = _output_text(terminal.output)
+            shown.output = terminal.output
+        elif added is not None:
+            event["append"] = _output_text(added)
+        if terminal.exited != shown.exited:
+            shown.exited = terminal.exited
+            event |= _ending(terminal)
+        return event
+
+
+@dataclass(slots=True)
+class _ShownTerminal:
+    """What the events about a terminal have shown of it so far."""
+
+    command: str | None
+    cwd: str | None
+    output: bytearray
+    exited: bool
+
+
+def _output_text(data: bytes | bytearray) -> str:
+    return bytes(data).decode(errors="replace")
+
+
+def _ending(terminal: TerminalState) -> dict[str, Any]:
+    return {"exited": terminal.exited, "exitCode": terminal.exit_code, "signal": terminal.signal}
+
+
 def change_event(session: Session, change: Change) -> dict[str, Any] | None:
-    """The JSON object `jsonl` prints for one change (tool calls: `ToolCallEvents`)."""
+    """The JSON object `jsonl` prints for one change (tool calls: `ToolCallEvents`;
+    terminals: `TerminalEvents`)."""
     item = change.item
     if isinstance(item, Message):
         kind = "thought" if item.role == "thought" else "message"
@@ -335,9 +396,6 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
         return event
     if isinstance(item, PlanState):
         return {"type": "plan", "id": item.id, "entries": item.entries, "text": item.text}
-    if isinstance(item, TerminalState):
-        data = change.delta if change.delta is not None else item.output
-        return {"type": "terminal", "id": item.id, "output": bytes(data).decode(errors="replace")}
     if isinstance(item, Notice):
         return {
             "type": "notice",

@@ -21,7 +21,7 @@ import pytest
 
 from acp_tui.protocol.content import text_block
 from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
-from tests.support.jsonl import tool_calls
+from tests.support.jsonl import terminals, tool_calls
 from tests.support.schema import validate_transcript
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
@@ -106,8 +106,7 @@ async def test_the_tour_with_permission_allowed(tmp_path: Path, version: int) ->
     assert (tmp_path / "workspace" / "ACP_DEMO.md").read_text().startswith("# ACP demo notes")
     kinds = {call["kind"] for call in tool_calls(events).values()}
     assert kinds >= {"read", "edit", "delete", "move", "search", "execute", "think", "fetch"}
-    terminals = [e for e in events if e["type"] == "terminal"]
-    assert any("Hello from a real terminal!" in t["output"] for t in terminals)
+    assert any("Hello from a real terminal!" in t["output"] for t in terminals(events).values())
     run.assert_agent_valid()
 
 
@@ -165,10 +164,9 @@ async def test_each_scenario_through_acp_tui(tmp_path: Path, version: int) -> No
     assert "Edited by the ACP demo agent" in (workspace / "notes.txt").read_text()
     [run_call] = tools(turns["/run echo from-the-terminal"]).values()
     assert run_call["status"] == "completed"
-    terminal_output = "".join(
-        e["output"] for e in turns["/run echo from-the-terminal"] if e["type"] == "terminal"
-    )
-    assert "from-the-terminal" in terminal_output
+    [run_terminal] = terminals(turns["/run echo from-the-terminal"]).values()
+    assert "from-the-terminal" in run_terminal["output"]
+    assert (run_terminal["exited"], run_terminal["exitCode"]) == (True, 0)
     assert [e for e in turns["/permission"] if e["type"] == "permission"]
     switched = [e for e in turns["/switch"] if e["type"] in ("modes", "config")]
     assert "'code'" in repr(switched[-1]) or '"code"' in json.dumps(switched[-1])

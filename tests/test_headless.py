@@ -12,6 +12,7 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,11 +21,11 @@ import msgspec
 import pytest
 
 from acp_tui.demo.picture import demo_png
-from acp_tui.headless import Output, ToolCallEvents
+from acp_tui.headless import Output, TerminalEvents, ToolCallEvents
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.session import reducer
 from acp_tui.session.state import SessionState, ToolCallState
-from tests.support.jsonl import tool_calls
+from tests.support.jsonl import terminals, tool_calls
 from tests.support.schema import validate_message, validate_transcript
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
@@ -287,6 +288,44 @@ def test_jsonl_tool_call_events_after_the_first_say_what_changed() -> None:
         "content": [text],
         "rawInput": None,
         "rawOutput": {"ok": 1},
+    }
+
+
+def test_jsonl_terminal_events_after_the_first_say_what_changed() -> None:
+    """Output streams as `append` and is never printed again; the end comes once, with its
+    exit code; output the agent replaces (v2 `terminal_update`) comes whole."""
+    state, events = SessionState(session_id="s"), TerminalEvents()
+    replaced = {"sessionUpdate": "terminal_update", "terminalId": "t", "command": "make"}
+    replaced["output"] = {"data": "bmV3Cg=="}  # "new\n"
+    params = msgspec.json.encode({"sessionId": "s", "update": replaced})
+    steps: list[Callable[[], reducer.Change]] = [
+        lambda: reducer.terminal_started(state, "t", "make test", "/w"),
+        lambda: reducer.terminal_output(state, "t", b"ok 1\n"),
+        lambda: reducer.terminal_output(state, "t", b"ok 2\n"),
+        lambda: reducer.terminal_exited(state, "t", 2, None),
+        lambda: reducer.apply(state, decode_session_notification(params)[1]),
+    ]
+    printed = []
+    for step in steps:
+        change = step()
+        printed.append(json.loads(msgspec.json.encode(events(change.item, change.delta))))
+    ending = {"exited": False, "exitCode": None, "signal": None}
+    assert printed == [
+        {"type": "terminal", "id": "t", "command": "make test", "cwd": "/w", "output": ""} | ending,
+        {"type": "terminal", "id": "t", "append": "ok 1\n"},
+        {"type": "terminal", "id": "t", "append": "ok 2\n"},
+        {"type": "terminal", "id": "t", "exited": True, "exitCode": 2, "signal": None},
+        {"type": "terminal", "id": "t", "command": "make", "output": "new\n"},
+    ]
+    assert terminals(printed)["t"] == {
+        "type": "terminal",
+        "id": "t",
+        "command": "make",
+        "cwd": "/w",
+        "output": "new\n",
+        "exited": True,
+        "exitCode": 2,
+        "signal": None,
     }
 
 

@@ -21,6 +21,21 @@ def tool_calls(events: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return calls
 
 
+def terminals(events: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each terminal as it stands after `events`, by id: the first event about one has all of
+    it, each later one what changed (`append`: output added to `output`)."""
+    shown: dict[str, dict[str, Any]] = {}
+    for event in events:
+        if event["type"] != "terminal":
+            continue
+        terminal = shown.setdefault(event["id"], {})
+        fields = dict(event)
+        if "append" in fields:
+            terminal["output"] += fields.pop("append")
+        terminal.update(fields)
+    return shown
+
+
 def tool_call_statuses(events: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
     """(id, status) of each tool call event that set a status, in order."""
     return [(e["id"], e["status"]) for e in events if e["type"] == "tool_call" and "status" in e]
