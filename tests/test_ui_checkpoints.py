@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from acp_tui.session.state import Notice
 from acp_tui.ui.pilot import send, wait_idle, wait_until
 from acp_tui.ui.screens.changes import ChangesScreen
@@ -100,8 +102,13 @@ async def test_a_turn_that_changes_nothing_adds_no_line(tmp_path: Path) -> None:
         assert screen.changes is not None and screen.changes.files == []
 
 
-async def test_rewind_and_continue_from_there_in_a_new_session(tmp_path: Path) -> None:
-    async with started_app(tmp_path, permission="allow") as (app, pilot):
+@pytest.mark.parametrize("record", [False, True])
+async def test_rewind_and_continue_from_there_in_a_new_session(
+    tmp_path: Path, record: bool
+) -> None:
+    """Recorded, the new session opens the way the first did (as `acp-tui` starts) and is
+    recorded as a conversation of its own."""
+    async with started_app(tmp_path, permission="allow", record=record) as (app, pilot):
         workspace = app.options.cwd
         readme = (workspace / "README.md").read_text()
         await send(app, pilot, "/edit app.py")
@@ -134,6 +141,10 @@ async def test_rewind_and_continue_from_there_in_a_new_session(tmp_path: Path) -
         prompt = next(m for m in app.session.state.timeline if getattr(m, "role", "") == "user")
         assert prompt.text.startswith("[Context from acp-tui]")  # type: ignore[union-attr]
         assert prompt.text.endswith("hello")  # type: ignore[union-attr]
+        if record:
+            assert app.store is not None
+            recorded = [c.session_id for c in app.store.conversations()]
+            assert recorded == [app.session.id, first.id]
 
 
 def test_the_summary_of_kept_turns_is_short_and_says_what_is_forgotten() -> None:

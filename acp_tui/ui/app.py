@@ -513,10 +513,11 @@ class AcpApp(App[int]):
             self.notify(str(error), title="Permission rules ignored", severity="warning")
         return AgentPolicy(mode, agent_rules=agent.rules)  # type: ignore[arg-type]
 
-    async def _open_session(self, conversation: Conversation) -> Session:
+    async def _open_session(self, conversation: Conversation, *, again: bool = False) -> Session:
         """A new session, or the one `--resume` names (the first conversation only), signed
         in, in the mode and model the command line (for its own agent) or the config asked
-        for (what the agent does not offer: a notice)."""
+        for (what the agent does not offer: a notice). `again`: another session on the
+        conversation's running client (after a rewind), so a new one, and not signed in twice."""
         from acp_tui.records import RecordStore, start_conversation
 
         client = conversation.client
@@ -524,7 +525,7 @@ class AcpApp(App[int]):
         startup = self.startup
         if startup is None:
             return await client.new_session()
-        first = conversation.number == 1
+        first = conversation.number == 1 and not again
         if first:
             for warning in startup.warnings:
                 self.notify(warning, title="Config", severity="warning")
@@ -540,7 +541,7 @@ class AcpApp(App[int]):
             self.store,
             agent.name,
             resume=startup.resume if first else None,
-            auth=startup.auth if asked else None,
+            auth=startup.auth if asked and not again else None,
             choose=self._choose_sign_in,
             run_terminal=self._run_terminal,
             # The config's defaults, unless the command line names them (then as asked).
@@ -826,7 +827,6 @@ class AcpApp(App[int]):
         """After a rewind to before `turn`: go on in a new session with the same agent (ACP
         cannot make an agent forget turns), its first prompt carrying a summary of the turns
         kept."""
-        from acp_tui.records import start_conversation
         from acp_tui.session.summary import kept_turns_summary
 
         conversation, chat = self.conversation, self.chat
@@ -841,16 +841,10 @@ class AcpApp(App[int]):
         with contextlib.suppress(Exception):
             await client.close_session(old)
         try:
-            if self.startup is None:
-                session = await client.new_session()
-            else:
-                agent = conversation.agent
-                conversation.opened = await start_conversation(
-                    client, self.store, agent.name, mode=agent.mode, model=agent.model
-                )
-                session = conversation.opened.session
-        except RpcError as error:
-            self.notify(error.message, title="No new session", severity="error")
+            session = await self._open_session(conversation, again=True)
+        except startup_errors() as error:
+            message = self._failure(conversation, error)
+            self.notify(message, title="No new session", severity="error")
             return
         conversation.session = session
         chat.attach(session)
