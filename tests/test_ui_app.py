@@ -427,6 +427,18 @@ async def test_at_completes_workspace_files(run: Run) -> None:
         assert app.chat.query_one(PromptInput).text == "look at @app.py "
 
 
+async def test_a_mention_written_in_one_go_gets_its_menu_once_the_files_are_listed(
+    run: Run,
+) -> None:
+    """Pasted, or typed faster than the workspace is listed (keys sent at once, as tmux
+    does): the menu comes when the list does, not at the next key."""
+    async with run() as (app, pilot):
+        app.chat.query_one(PromptInput).set_text("look at @app")
+        menu = app.chat.query_one(CompletionMenu)
+        await wait_until(pilot, lambda: menu.display and menu.option_count)
+        assert menu.selected_value() == "app.py"
+
+
 async def test_at_completes_a_path_with_spaces_in_quotes(run: Run, tmp_path: Path) -> None:
     notes = tmp_path / "workspace" / "my notes.md"
     notes.parent.mkdir()

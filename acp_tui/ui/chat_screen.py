@@ -446,7 +446,11 @@ class ChatScreen(Screen[None]):
         else:
             if not self.files:
                 self._load_files()
-            menu.show([Completion(path) for path in rank(self.files, query.query)], "@")
+            self._show_files(query.query)
+
+    def _show_files(self, query: str) -> None:
+        menu = self.query_one(CompletionMenu)
+        menu.show([Completion(path) for path in rank(self.files, query)], "@")
 
     def protocol_violation(self, problem: str) -> None:
         self.query_one(Inspector).add("violation", problem)
@@ -455,7 +459,15 @@ class ChatScreen(Screen[None]):
     @work(thread=True, exclusive=True, group="files")
     def _load_files(self) -> None:
         files = workspace_files(self.workspace)
-        self.app.call_from_thread(setattr, self, "files", files)
+        self.app.call_from_thread(self._files_loaded, files)
+
+    def _files_loaded(self, files: list[str]) -> None:
+        """The workspace's files, listed: a mention typed while they were being listed
+        (`@my` typed, or pasted, in one go) gets its menu now."""
+        self.files = files
+        query = self.query_one(PromptInput).completion_query()
+        if query is not None and query.kind == "path":
+            self._show_files(query.query)
 
     # -- permissions --------------------------------------------------------------------------
 
