@@ -280,6 +280,27 @@ async def test_a_request_whose_tool_call_has_no_card_shows_its_own_fields(tmp_pa
         assert "rule for this workspace" in panel.border_subtitle  # its kind is known
 
 
+async def test_the_border_names_the_keys_of_the_options_offered_only(tmp_path: Path) -> None:
+    """Claude Code offers no "always reject": the border does not offer R either."""
+    async with started_app(tmp_path) as (app, pilot):
+        assert app.session is not None
+        options = [
+            m.PermissionOption("always", "Yes, always", "allow_always"),
+            m.PermissionOption("yes", "Yes", "allow_once"),
+            m.PermissionOption("no", "No", "reject_once"),
+        ]
+        call = ToolCallUpdate("c", title="Edit app.py", kind="edit")
+        await ask(app, pilot, m.PermissionRequest(app.session.id, options, tool_call=call))
+        assert panel_of(app).border_subtitle == (
+            "a allow · A always · r reject · ←→ enter · w/W rule for this workspace"
+        )
+        await ask(app, pilot, bare_request(app.session.id, None))  # no kind: no rule
+        await pilot.press("a")
+        await wait_until(
+            pilot, lambda: panel_of(app).border_subtitle == "a allow · r reject · ←→ enter"
+        )
+
+
 async def test_a_request_with_no_tool_call_says_so_plainly(tmp_path: Path) -> None:
     async with started_app(tmp_path) as (app, pilot):
         assert app.session is not None

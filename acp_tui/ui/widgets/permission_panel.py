@@ -40,6 +40,13 @@ if TYPE_CHECKING:
     from acp_tui.session.controller import PendingPermission, Session
 
 OPTION_KEYS = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
+OPTION_HINTS = {
+    "allow_once": "allow",
+    "allow_always": "always",
+    "reject_once": "reject",
+    "reject_always": "always reject",
+}
+"""The border's reminder of each key, for the kinds of option the request offers."""
 OPTION_STYLES = {
     "allow_once": "$text-success",
     "allow_always": "$text-success",
@@ -244,9 +251,14 @@ class PermissionPanel(Widget, can_focus=True):
         subject = subject_of(current)
         count = f" · 1 of {len(self.queue)}" if len(self.queue) > 1 else ""
         self.border_title = f"⚠ Permission needed{count}"
-        self.border_subtitle = "a allow · A always · r reject · R always reject · ←→ enter"
-        if subject.kind:
-            self.border_subtitle += " · w/W rule for this workspace"
+        offered = {option.kind for option in request.options}
+        hints = [
+            f"{OPTION_KEYS[kind]} {hint}" for kind, hint in OPTION_HINTS.items() if kind in offered
+        ]
+        hints.append("←→ enter")
+        if subject.kind and any(self._option_for(current, decision) for decision in RULE_KEYS):
+            hints.append("w/W rule for this workspace")
+        self.border_subtitle = " · ".join(hints)
         if not self.children:
             return  # not composed yet (guarded already, though): `on_mount` fills it in
         self._show_title(current)
