@@ -104,10 +104,11 @@ async def test_a_turn_that_changes_nothing_adds_no_line(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("record", [False, True])
 async def test_rewind_and_continue_from_there_in_a_new_session(
-    tmp_path: Path, record: bool
+    tmp_path: Path, record: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Recorded, the new session opens the way the first did (as `acp-tui` starts) and is
     recorded as a conversation of its own."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # records of its own
     async with started_app(tmp_path, permission="allow", record=record) as (app, pilot):
         workspace = app.options.cwd
         readme = (workspace / "README.md").read_text()
