@@ -113,7 +113,7 @@ class PromptInput(TextArea):
                 menu.action_cursor_up()
             elif key == "down":
                 menu.action_cursor_down()
-            elif key in ("tab", "enter"):
+            elif key == "tab" or (key == "enter" and not self._written_in_full()):
                 self.accept_completion()
             elif key == "escape":
                 self.close_completion()
@@ -124,6 +124,7 @@ class PromptInput(TextArea):
                 event.prevent_default()
                 return
         if key == "enter":
+            self.close_completion()
             event.stop()
             event.prevent_default()
             self.post_message(self.Submitted(self.text))
@@ -207,17 +208,30 @@ class PromptInput(TextArea):
             return CompletionQuery("path", token[1:].removeprefix('"'), column - len(token))
         return None
 
-    def accept_completion(self) -> None:
+    def _completion(self) -> tuple[str, str] | None:
+        """(what is written of the token at the cursor, what the highlighted completion
+        would make of it)."""
         menu, query = self.menu, self._query
-        if menu is None or query is None:
-            return
-        value = menu.selected_value()
-        if value is None:
+        value = menu.selected_value() if menu is not None else None
+        if query is None or value is None:
+            return None
+        row, column = self.cursor_location
+        typed = self.document.get_line(row)[query.start : column]
+        return typed, f"/{value}" if query.kind == "command" else mention(value)
+
+    def accept_completion(self) -> None:
+        completion = self._completion()
+        if completion is None or self._query is None:
             return
         row, column = self.cursor_location
-        inserted = f"/{value}" if query.kind == "command" else mention(value)
-        self.replace(f"{inserted} ", (row, query.start), (row, column))
+        self.replace(f"{completion[1]} ", (row, self._query.start), (row, column))
         self.close_completion()
+
+    def _written_in_full(self) -> bool:
+        """Whether the token at the cursor already is the highlighted completion: Enter then
+        sends the prompt (`/help` typed whole), rather than completing it to itself."""
+        completion = self._completion()
+        return completion is not None and completion[0] == completion[1]
 
     def close_completion(self) -> None:
         if self.menu is not None:
