@@ -15,7 +15,7 @@ import pytest
 from acp_tui.mentions import prompt_blocks
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.updates import UnknownUpdate, decode_session_notification
-from acp_tui.session.state import Message, ToolCallState
+from acp_tui.session.state import Message, Notice, ToolCallState
 from acp_tui.ui.pilot import (
     demo_workspace,
     send,
@@ -315,6 +315,21 @@ async def test_cancel_keeps_the_draft_and_shows_tool_calls_stopped(run: Run) -> 
         assert any(n.item.title == "Turn cancelled" for n in app.chat.query(NoticeLine))
 
 
+async def test_each_way_a_turn_stops_is_said_plainly(run: Run) -> None:
+    """A refusal says that the prompt drops out of what the agent remembers; a stop reason
+    of the agent's own (v2 `_…`) is shown as it came, not taken for a normal end."""
+    async with run(protocol_version=2) as (app, pilot):
+        for prompt in ("/refuse", "/stop _out_of_credit", "hello"):
+            await send(app, pilot, prompt)
+            await wait_idle(app, pilot)
+        timeline = app.session.state.timeline  # type: ignore[union-attr]
+        said = [(n.severity, n.title, n.detail) for n in timeline if isinstance(n, Notice)]
+        [refused, custom] = said
+        assert refused[:2] == ("warning", "The agent refused to continue")
+        assert "will not be part of what it remembers" in (refused[2] or "")
+        assert custom == ("warning", "The agent stopped: _out_of_credit", None)
+
+
 async def test_prompts_typed_while_busy_are_queued_then_sent_one_at_a_time(run: Run) -> None:
     async with run() as (app, pilot):
         session = app.session
@@ -416,6 +431,23 @@ async def test_slash_completes_the_agents_commands(run: Run) -> None:
         await pilot.press("tab")
         assert app.chat.query_one(PromptInput).text == "/plan "
         assert not menu.display
+
+
+async def test_enter_completes_a_command_begun_and_sends_one_written_in_full(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "help")  # the demo advertises its commands
+        await wait_idle(app, pilot)
+        prompt = app.chat.query_one(PromptInput)
+        menu = app.chat.query_one(CompletionMenu)
+        await pilot.press("/", "p", "l")
+        await wait_until(pilot, lambda: menu.display)
+        await pilot.press("enter")
+        assert prompt.text == "/plan "  # completed, not sent
+        prompt.set_text("/plan")
+        await wait_until(pilot, lambda: menu.display)
+        await pilot.press("enter")  # nothing left to complete: sent
+        await wait_until(pilot, lambda: "/plan" in message_texts(app))
+        assert prompt.text == "" and not menu.display
 
 
 async def test_at_completes_workspace_files(run: Run) -> None:

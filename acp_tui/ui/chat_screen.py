@@ -49,12 +49,26 @@ if TYPE_CHECKING:
 
 CANCEL_GRACE = 10.0
 """Seconds an agent gets to confirm a cancel before the turn is ended without it."""
-STOP_NOTICES = {
-    "cancelled": ("info", "Turn cancelled"),
-    "refusal": ("warning", "The agent refused to continue"),
-    "max_tokens": ("warning", "The agent stopped: it reached its token limit"),
-    "max_turn_requests": ("warning", "The agent stopped: too many requests in one turn"),
+STOP_NOTICES: dict[str, tuple[str, str, str | None]] = {
+    "cancelled": ("info", "Turn cancelled", None),
+    "refusal": (
+        "warning",
+        "The agent refused to continue",
+        "This prompt, and what the agent said after it, will not be part of what it remembers "
+        "next turn: rephrase it (↑ brings it back), or go on with something else.",
+    ),
+    "max_tokens": ("warning", "The agent stopped: it reached its token limit", None),
+    "max_turn_requests": ("warning", "The agent stopped: too many requests in one turn", None),
 }
+"""What the transcript says when a turn ends other than `end_turn`."""
+
+
+def stop_notice(stop_reason: str | None) -> tuple[str, str, str | None] | None:
+    """The notice for a turn's end: none for `end_turn` (or no answer at all), and a plain one
+    for a reason this version does not know (an agent's own, a later protocol's)."""
+    if stop_reason is None or stop_reason == "end_turn":
+        return None
+    return STOP_NOTICES.get(stop_reason, ("warning", f"The agent stopped: {stop_reason}", None))
 
 
 class ChatScreen(Screen[None]):
@@ -296,7 +310,7 @@ class ChatScreen(Screen[None]):
             self._sending = False
         transcript = self.query_one(Transcript)
         transcript.turn_ended()
-        notice = STOP_NOTICES.get(stop_reason or "")
+        notice = stop_notice(stop_reason)
         if notice is not None:
             session.notice(*notice)
         self._restore_title()
