@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from acp_tui.protocol.content import text_block
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
 from tests.support.jsonl import terminals, tool_calls
 from tests.support.schema import validate_transcript
 
@@ -108,6 +108,60 @@ async def test_the_tour_with_permission_allowed(tmp_path: Path, version: int) ->
     assert kinds >= {"read", "edit", "delete", "move", "search", "execute", "think", "fetch"}
     assert any("Hello from a real terminal!" in t["output"] for t in terminals(events).values())
     run.assert_agent_valid()
+
+
+def sent(transcript: Path, method: str) -> list[dict[str, Any]]:
+    """The params of each `method` request acp-tui sent, from a `--transcript`."""
+    messages = [json.loads(line) for line in transcript.read_text().splitlines()]
+    return [
+        entry["msg"]["params"]
+        for entry in messages
+        if entry["dir"] == "send" and entry["msg"].get("method") == method
+    ]
+
+
+@VERSIONS
+async def test_allowed_directories_are_the_sessions_other_roots(
+    tmp_path: Path, version: int
+) -> None:
+    """`--allow-path DIR` reaches an agent that takes more roots as `additionalDirectories`, on
+    `session/new` and again when the session is reopened: the demo then works there (it
+    refuses anything outside its roots)."""
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "todo.txt").write_text("remember the eggs\n")
+    read = f"/read {notes}/todo.txt"
+    run = await acp_tui(tmp_path, version, "--allow-path", str(notes), "-p", read)
+    assert run.status == 0, run.err
+    assert "remember the eggs" in run.out
+    [new] = sent(run.transcript, "session/new")
+    assert new["additionalDirectories"] == [str(notes)]
+    resumed = await acp_tui(tmp_path, version, "--allow-path", str(notes), "--resume", "-p", read)
+    assert resumed.status == 0, resumed.err
+    [reopened] = sent(resumed.transcript, "session/resume") + sent(
+        resumed.transcript, "session/load"
+    )
+    assert reopened["additionalDirectories"] == [str(notes)]
+    without = await acp_tui(tmp_path, version, "-p", read)
+    assert "outside this session's workspace" in without.out
+    assert "additionalDirectories" not in sent(without.transcript, "session/new")[0]
+    for transcript in (run.transcript, resumed.transcript):
+        assert validate_transcript(transcript, version=version, sender="client") > 0
+
+
+def test_more_roots_only_for_an_agent_that_takes_them() -> None:
+    for version, capabilities in (
+        (1, {"sessionCapabilities": {"additionalDirectories": {}}}),
+        (2, {"session": {"additionalDirectories": {}}}),
+    ):
+        assert AgentInfo(protocol_version=version, capabilities=capabilities).supports(
+            "additional_directories"
+        )
+        assert not AgentInfo(protocol_version=version).supports("additional_directories")
+    v1_marker_in_v2 = {"sessionCapabilities": {"additionalDirectories": {}}}
+    assert not AgentInfo(protocol_version=2, capabilities=v1_marker_in_v2).supports(
+        "additional_directories"
+    )
 
 
 # -- each scenario --------------------------------------------------------------------------------

@@ -107,6 +107,7 @@ class LoadSessionRequest(Wire):
     session_id: str
     cwd: str
     mcp_servers: list[dict[str, Any]]
+    additional_directories: list[str] | UnsetType = UNSET
 
 
 class ReplayFrom(msgspec.Struct, tag_field="type", tag="start"):
@@ -118,6 +119,7 @@ class ResumeSessionRequest(Wire):
     cwd: str
     mcp_servers: list[dict[str, Any]] | UnsetType = UNSET
     replay_from: ReplayFrom | UnsetType = UNSET
+    additional_directories: list[str] | UnsetType = UNSET
 
 
 class SessionMode(Wire):

@@ -129,7 +129,7 @@ class AgentInfo:
 
     def supports(self, feature: str) -> bool:
         """`load`, `resume`, `list`, `close`, `logout`, `image`, `audio`, `embedded_context`,
-        `mcp_stdio`, `mcp_http`, `mcp_sse`."""
+        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`."""
         if feature == "logout":
             # v2: an agent with sign-in methods must take `auth/logout`.
             if self.protocol_version >= 2:
@@ -140,6 +140,9 @@ class AgentInfo:
             if self.protocol_version >= 2:
                 return kind != "sse" and self._marker("session", "mcp", kind) is not None
             return kind == "stdio" or self._marker("mcpCapabilities", kind) is True
+        if feature == "additional_directories":
+            where = "session" if self.protocol_version >= 2 else "sessionCapabilities"
+            return self._marker(where, "additionalDirectories") is not None
         if self.protocol_version >= 2:
             session = self._marker("session")
             if feature in ("resume", "list", "close"):
@@ -638,10 +641,11 @@ class AgentClient:
         above the new one) becomes the session's state."""
         cwd = str(self.options.cwd)
         servers = self._mcp_servers()
+        roots = self._additional_directories()
         if self.info.protocol_version >= 2:
-            params = m.NewSessionRequest(cwd, servers or msgspec.UNSET)
+            params = m.NewSessionRequest(cwd, servers or msgspec.UNSET, roots)
         else:
-            params = m.NewSessionRequest(cwd, servers)
+            params = m.NewSessionRequest(cwd, servers, roots)
         try:
             # Part of start-up: an agent that never answers must not hang acp-tui.
             setup = await asyncio.wait_for(
@@ -688,15 +692,19 @@ class AgentClient:
         session = self._register(session_id, None if replays else state)
         try:
             params: Any
+            # The whole list every time: an agent does not restore a session's roots itself.
+            roots = self._additional_directories()
             if how == "load":
-                params = m.LoadSessionRequest(session_id, cwd, servers)
+                params = m.LoadSessionRequest(session_id, cwd, servers, roots)
             elif self.info.protocol_version >= 2:
                 replay_from = m.ReplayFrom() if how == "replay" else msgspec.UNSET
                 params = m.ResumeSessionRequest(
-                    session_id, cwd, servers or msgspec.UNSET, replay_from=replay_from
+                    session_id, cwd, servers or msgspec.UNSET, replay_from, roots
                 )
             else:
-                params = m.ResumeSessionRequest(session_id, cwd, servers)
+                params = m.ResumeSessionRequest(
+                    session_id, cwd, servers, additional_directories=roots
+                )
             method = "session/load" if how == "load" else "session/resume"
             setup = await self.request(method, params, m.SessionSetup | None)
         except RpcError:
@@ -704,6 +712,14 @@ class AgentClient:
             raise
         session.apply_setup(setup)
         return session
+
+    def _additional_directories(self) -> list[str] | msgspec.UnsetType:
+        """The directories the user allowed beyond the workspace (`--allow-path`), as the
+        session's other roots, for an agent that takes them: its own tools may then work
+        there too. Absolute, as the protocol asks."""
+        if not self.options.allow_paths or not self.info.supports("additional_directories"):
+            return msgspec.UNSET
+        return [str(path.absolute()) for path in self.options.allow_paths]
 
     def _mcp_servers(self) -> list[dict[str, Any]]:
         """The configured MCP servers the agent can take, shaped for its version (v2 names
