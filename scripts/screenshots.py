@@ -25,6 +25,9 @@ from unittest.mock import patch
 
 from textual.pilot import Pilot
 
+from acp_tui.cli import DEMO_AGENT
+from acp_tui.demo.store import SessionRecord, SessionStore
+from acp_tui.demo.wire import text_block
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.pilot import (
     demo_app,
@@ -215,6 +218,40 @@ async def conversations(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_idle(app, pilot)
 
 
+EARLIER_SESSIONS = [
+    ("Refactor the parser", "2026-11-24T16:05:00Z"),
+    ("Why does the build fail on CI?", "2026-11-23T10:42:00Z"),
+    ("Add a --json flag to the export command", "2026-11-20T09:13:00Z"),
+]
+
+
+def _earlier_sessions(scratch: Path, workspace: Path) -> list[str]:
+    """The demo agent with a few sessions of this workspace on file (it lists them)."""
+    store = SessionStore(scratch / "demo-sessions")
+    for number, (title, updated_at) in enumerate(EARLIER_SESSIONS):
+        prompt = {"type": "user", "messageId": f"u{number}", "content": [text_block(title)]}
+        record = SessionRecord(f"sess_{number}", str(workspace), [], title, updated_at)
+        record.history = [prompt]  # the demo lists sessions that have one
+        store.save(record)
+    return [*DEMO_AGENT, "--speed", "0", "--data-dir", str(scratch / "demo-sessions")]
+
+
+async def sessions(app: AcpApp, pilot: Pilot[int]) -> None:
+    """Ctrl+O, and a first Delete on one of the sessions: it asks before deleting."""
+    from textual.widgets import OptionList
+
+    from acp_tui.ui.screens import SessionsScreen
+
+    await send(app, pilot, "/title Mentions with spaces")
+    await wait_idle(app, pilot)
+    await pilot.press("ctrl+o")
+    await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+    await pilot.pause()
+    app.screen.query_one(OptionList).highlighted = 2
+    await pilot.press("delete")
+    await pilot.pause(0.2)
+
+
 async def picker(app: AcpApp, pilot: Pilot[int]) -> None:
     """Ctrl+N on the registry snapshot acp-tui ships (never the network), a configured agent."""
     from acp_tui.ui.screens.agent_picker import AgentPickerScreen
@@ -365,12 +402,16 @@ SCENES: dict[str, Scene] = {
     "changes-line": changes_line,
     "changes": changes,
     "rewind": rewind,
+    "sessions": sessions,
 }
+AGENTS: dict[str, Callable[[Path, Path], list[str]]] = {"sessions": _earlier_sessions}
+"""Scenes on a demo agent set up beforehand: its command line."""
 
 
 async def shoot(name: str, scene: Scene, scratch: Path) -> Path:
     workspace = demo_workspace(scratch / "workspace")
-    app = demo_app(workspace, scratch / "state")
+    agent = AGENTS[name](scratch, workspace) if name in AGENTS else None
+    app = demo_app(workspace, scratch / "state", argv=agent)
     async with app.run_test(size=SIZES.get(name, SIZE)) as pilot:
         await wait_started(app, pilot)
         await scene(app, pilot)

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 from textual.pilot import Pilot
-from textual.widgets import Input, OptionList
+from textual.widgets import Input, OptionList, Static
 
 from acp_tui.auth import AuthChoice
+from acp_tui.cli import DEMO_AGENT
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.commands import app_commands
@@ -250,6 +251,49 @@ async def test_the_session_picker_opens_an_earlier_session(run: Run) -> None:
         assert app.chat.query(UserMessage)
         assert app.session is not None and app.session.state.title == "Old times"
         assert old_id in (app.session.id, picker.entries[index].session_id)
+
+
+async def test_the_session_picker_deletes_a_session_on_a_second_delete(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """From the agent's list (`session/delete`) and from acp-tui's records; the session shown
+    is not deleted; a first Delete only asks."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # records of its own
+    argv = [*DEMO_AGENT, "--speed", "0", "--data-dir", str(tmp_path / "demo")]  # lists them
+    async with run(record=True, argv=argv) as (app, pilot):
+        await send(app, pilot, "title Old times")
+        await wait_idle(app, pilot)
+        old_id = app.session.id  # type: ignore[union-attr]
+        await app.action_quit()
+
+    async with run(record=True, argv=argv) as (app, pilot):
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        picker = app.screen
+        assert isinstance(picker, SessionsScreen)
+        await pilot.pause()
+        options = picker.query_one(OptionList)
+        status = picker.query_one(".sessions--status", Static)
+        ids = [entry.session_id for entry in picker.entries]
+        assert picker.entries[ids.index(old_id)].source == "agent, local"
+        options.highlighted = ids.index(app.session.id)  # type: ignore[union-attr]
+        await pilot.press("delete")
+        assert "open another one first" in str(status.render())
+        options.highlighted = ids.index(old_id)
+        await pilot.press("delete")
+        assert "Press del again" in str(status.render())
+        assert options.option_count == len(ids)
+        await pilot.press("delete")
+        await wait_until(pilot, lambda: options.option_count == len(ids) - 1)
+        assert "Deleted “Old times”" in str(status.render())
+        await pilot.press("escape")
+        client = app.conversation.client
+        assert client is not None
+        assert old_id not in [info.session_id for info in await client.list_sessions()]
+        assert app.store is not None
+        assert old_id not in [record.session_id for record in app.store.conversations()]
 
 
 async def test_export_writes_markdown_in_the_workspace(run: Run, tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ class ListSessionsResponse(Wire):
 
 
 class SessionIdParams(Wire):
-    """Params of session/cancel and session/close."""
+    """Params of session/cancel, session/close and session/delete."""
 
     session_id: str
 

@@ -109,6 +109,29 @@ def find_session(entries: list[SessionEntry], wanted: str) -> SessionEntry | Non
     return prefixed[0] if len(prefixed) == 1 else None
 
 
+def agent_deletes(client: AgentClient | None) -> bool:
+    """Whether the running agent removes sessions from its list (`session/delete`)."""
+    return client is not None and client.info.supports("delete")
+
+
+async def delete_session(
+    client: AgentClient | None,
+    store: RecordStore | None,
+    agent: str,
+    workspace: Path,
+    entry: SessionEntry,
+) -> None:
+    """Delete `entry` wherever it can be: from the agent's list (when `agent_deletes`), and
+    every record acp-tui has of it here. Raises RpcError when the agent refused (the records
+    are then kept too)."""
+    if entry.in_agent and client is not None and agent_deletes(client):
+        await client.delete_session(entry.session_id)
+    if store is not None and entry.record is not None:
+        for record in store.conversations(agent=agent, workspace=str(workspace), limit=100_000):
+            if record.session_id == entry.session_id:
+                store.delete(record.id)
+
+
 class NothingToResume(LookupError):
     """`--resume` without an id, and no earlier session to take."""
 

@@ -129,7 +129,7 @@ class AgentInfo:
 
     def supports(self, feature: str) -> bool:
         """`load`, `resume`, `list`, `close`, `logout`, `image`, `audio`, `embedded_context`,
-        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`."""
+        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`, `delete`."""
         if feature == "logout":
             # v2: an agent with sign-in methods must take `auth/logout`.
             if self.protocol_version >= 2:
@@ -140,9 +140,10 @@ class AgentInfo:
             if self.protocol_version >= 2:
                 return kind != "sse" and self._marker("session", "mcp", kind) is not None
             return kind == "stdio" or self._marker("mcpCapabilities", kind) is True
-        if feature == "additional_directories":
+        if feature in ("additional_directories", "delete"):
+            key = {"additional_directories": "additionalDirectories"}.get(feature, feature)
             where = "session" if self.protocol_version >= 2 else "sessionCapabilities"
-            return self._marker(where, "additionalDirectories") is not None
+            return self._marker(where, key) is not None
         if self.protocol_version >= 2:
             session = self._marker("session")
             if feature in ("resume", "list", "close"):
@@ -615,6 +616,10 @@ class AgentClient:
                 await asyncio.wait_for(
                     self.request("session/close", m.SessionIdParams(session.id)), 2.0
                 )
+
+    async def delete_session(self, session_id: str) -> None:
+        """Remove a session from the agent's list (`session/delete`, when `supports` it)."""
+        await self.request("session/delete", m.SessionIdParams(session_id))
 
     async def restart(self) -> AgentInfo:
         """Stop the agent and start it afresh (after a sign-in outside the protocol, or with

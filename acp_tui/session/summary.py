@@ -9,14 +9,14 @@ agent knows where things stand. Plain text, bounded in size; no I/O.
 from __future__ import annotations
 
 from acp_tui.session.state import Message, SessionState, ToolCallState
+from acp_tui.shorten import shorten
 
 MESSAGE_CHARS = 600
 TOTAL_CHARS = 6000
 
 
 def _cut(text: str, limit: int) -> str:
-    text = " ".join(text.split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return shorten(" ".join(text.split()), limit)
 
 
 def kept_turns_summary(state: SessionState, before_turn: int) -> str:

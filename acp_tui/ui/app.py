@@ -767,7 +767,7 @@ class AcpApp(App[int]):
     @work(group="sessions", exclusive=True, exit_on_error=False)
     async def action_sessions(self) -> None:
         """The session picker; the chosen session replaces the one shown."""
-        from acp_tui.records import list_sessions
+        from acp_tui.records import agent_deletes, delete_session, list_sessions
         from acp_tui.ui.screens import SessionsScreen
 
         # Read before the first await: the user may show another conversation meanwhile.
@@ -777,7 +777,13 @@ class AcpApp(App[int]):
         entries = await list_sessions(client, self.store, name, self.options.cwd)
         session = conversation.session
         current = session.id if session is not None else None
-        entry = await self.push_screen_wait(SessionsScreen(entries, current))
+
+        async def delete(doomed: SessionEntry) -> None:
+            await delete_session(client, self.store, name, self.options.cwd, doomed)
+
+        deletes = agent_deletes(client)
+        picker = SessionsScreen(entries, current, delete=delete, agent_deletes=deletes)
+        entry = await self.push_screen_wait(picker)
         if entry is None or entry.session_id == current:
             return
         await self.switch_session(entry, conversation)

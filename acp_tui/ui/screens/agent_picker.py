@@ -25,6 +25,7 @@ from acp_tui.config import AgentConfig
 from acp_tui.registry import InstallError, LaunchPlan, install_binary, load_registry_async
 from acp_tui.registry.choices import AgentChoice, registry_choices
 from acp_tui.registry.start import approve, downloaded
+from acp_tui.shorten import shorten
 from acp_tui.ui.screens.dialog import Dialog
 
 NAME_WIDTH = 24
@@ -271,7 +272,4 @@ def _row(choice: AgentChoice) -> Content:
 
 def _fit(text: str, width: int) -> str:
     """`text` in a column of `width` (one space kept before the next column)."""
-    text = " ".join(text.split())
-    if len(text) >= width:
-        text = text[: width - 2] + "…"
-    return f"{text:<{width}}"
+    return f"{shorten(' '.join(text.split()), width - 1):<{width}}"

@@ -37,6 +37,7 @@ from acp_tui.checkpoints.rewind import (
 from acp_tui.checkpoints.store import FileChange
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
 from acp_tui.protocol.content import ToolCallContent
+from acp_tui.shorten import shorten
 from acp_tui.ui.render.changes import LETTER_STYLES, counted
 from acp_tui.ui.screens.rewind import Answer, RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
@@ -193,7 +194,7 @@ class ChangesScreen(Screen[None]):
         if checkpoint.prompt:
             parts.append(("  ·  ", "$text-muted"))
             prompt = checkpoint.prompt
-            parts.append((prompt if len(prompt) <= 60 else prompt[:59] + "…", "italic"))
+            parts.append((shorten(prompt, 60), "italic"))
         parts.append(("  ·  ", "$text-muted"))
         parts += list(summary_parts(changes))
         if changes.running:

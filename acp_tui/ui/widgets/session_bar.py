@@ -6,6 +6,8 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
+from acp_tui.shorten import shorten
+
 LABEL_WIDTH = 24
 """A conversation's label is cut to this many cells, so that several fit on the line."""
 
@@ -34,8 +36,7 @@ class SessionBar(Static):
         self.set_class(len(items) > 1, "-several")
         parts: list[Content] = []
         for label, state, current in items:
-            if len(label) > LABEL_WIDTH:
-                label = label[: LABEL_WIDTH - 1] + "…"
+            label = shorten(label, LABEL_WIDTH)
             style = "bold $text-accent" if current else ""
             mark_style = {
                 "working": "$text-warning",
