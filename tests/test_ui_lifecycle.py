@@ -179,6 +179,24 @@ async def test_signing_in_from_the_dialog_opens_the_session(auth_app: Run, tmp_p
     assert 'authenticate "token"' in (tmp_path / "calls.log").read_text()
 
 
+async def test_a_sign_in_that_lapsed_mid_session_is_asked_for_and_the_prompt_sent_again(
+    auth_app: Run,
+) -> None:
+    async with auth_app() as (app, pilot):
+        await pilot.press("enter")  # Token (agent)
+        await wait_started(app, pilot)
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        await app.sign_out()  # the agent forgets the sign-in; acp-tui the method chosen
+        await send(app, pilot, "still there?")
+        await wait_until(pilot, lambda: isinstance(app.screen, SignInScreen))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: "signed in: still there?" in message_texts(app))
+        await wait_idle(app, pilot)
+        assert "Signed in: your prompt is sent again" in _notices(app)
+        assert "The agent failed the prompt" not in _notices(app)
+
+
 async def test_an_env_var_method_asks_for_the_value_masked(auth_app: Run) -> None:
     async with auth_app() as (app, pilot):
         await pilot.press("down", "enter")  # API key (env var)

@@ -43,6 +43,7 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 if TYPE_CHECKING:
     from acp_tui.auth import AuthChoice
     from acp_tui.checkpoints.checkpointer import Checkpointer
+    from acp_tui.protocol.content import ContentBlock
     from acp_tui.records import Opened, RecordStore, SessionEntry
     from acp_tui.session.controller import AgentClient, PendingPermission, Session
     from acp_tui.session.elicitation import PendingElicitation
@@ -556,6 +557,32 @@ class AcpApp(App[int]):
                 except (ValueError, RpcError) as error:
                     session.notice("warning", f"{category} {value!r} not set", str(error))
         return session
+
+    async def prompt_signed_in(self, session: Session, content: list[ContentBlock]) -> str | None:
+        """`session.prompt(content)`; when the agent answers that its sign-in has lapsed
+        (-32000 mid-session: a token expired, a sign-out elsewhere), the sign-in dialog, then
+        the prompt again. Raises AuthFailed (AuthRequired when the user gave up)."""
+        from acp_tui.auth import with_sign_in
+
+        conversation = next(c for c in self.conversations if c.session is session)
+        client = session.client
+        attempts = 0
+
+        async def prompt() -> str | None:
+            nonlocal attempts
+            attempts += 1
+            if attempts > 1:
+                session.notice("info", "Signed in: your prompt is sent again")
+            return await session.prompt(content)
+
+        return await with_sign_in(
+            client,
+            prompt,
+            agent=self._agent_name(conversation),
+            store=self.store,
+            choose=self._choose_sign_in,
+            run_terminal=self._run_terminal,
+        )
 
     async def _choose_sign_in(
         self, choices: list[AuthChoice], remembered: str | None

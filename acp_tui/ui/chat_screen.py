@@ -299,12 +299,16 @@ class ChatScreen(Screen[None]):
             await checkpoints.before_turn(session, text)
             # `prompt` marks the session busy before its first await: show it once it has.
             self.call_later(self._sync_busy)
+            from acp_tui.auth import AuthFailed
+
             try:
-                stop_reason = await session.prompt(blocks)
+                stop_reason = await self.app.prompt_signed_in(session, blocks)
             except ConnectionClosed:
                 pass  # the agent is gone; the controller has said so in the transcript
             except RpcError as error:
                 session.notice("error", "The agent failed the prompt", error.message)
+            except AuthFailed as error:
+                session.notice("error", "Not signed in: the prompt was not answered", str(error))
             await checkpoints.after_turn(session)
         finally:
             self._sending = False

@@ -9,11 +9,11 @@ Usage: auth_agent.py          serve ACP on stdin/stdout
 - `login` (terminal): run this program with `--login` and `AUTH_AGENT_LOGIN=1`; it leaves a
   marker file that signs every later process in;
 - `api-key` (env var, the legacy kind): `AUTH_AGENT_KEY=secret` in the environment signs in.
-`session/new` answers -32000 (authentication required) until signed in; `session/prompt`
-answers "signed in: TEXT". `logout` (advertised as `agentCapabilities.auth.logout`) signs
-this process out and removes the marker. Every method received is appended to
-`$AUTH_AGENT_HOME/calls.log` (`AUTH_AGENT_HOME` also holds the marker; default: the working
-directory).
+`session/new` and `session/prompt` answer -32000 (authentication required) until signed in
+(again, after a `logout`); a prompt is answered "signed in: TEXT". `logout` (advertised as
+`agentCapabilities.auth.logout`) signs this process out and removes the marker. Every method
+received is appended to `$AUTH_AGENT_HOME/calls.log` (`AUTH_AGENT_HOME` also holds the
+marker; default: the working directory).
 """
 
 import json
@@ -107,6 +107,9 @@ def serve() -> None:
                 continue
             sessions += 1
             send({"id": request_id, "result": {"sessionId": f"auth-{os.getpid()}-{sessions}"}})
+        elif method == "session/prompt" and not signed_in:
+            error = {"code": -32000, "message": "Authentication required"}
+            send({"id": request_id, "error": error})
         elif method == "session/prompt":
             text = "".join(b.get("text", "") for b in params.get("prompt", []))
             update = {
