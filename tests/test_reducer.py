@@ -13,7 +13,7 @@ import msgspec
 import pytest
 
 from acp_tui.protocol.content import text_block
-from acp_tui.protocol.updates import decode_session_notification
+from acp_tui.protocol.updates import ConfigOption, decode_session_notification, display_order
 from acp_tui.session import reducer
 from acp_tui.session.state import Message, Notice, SessionState, ToolCallState
 
@@ -545,3 +545,23 @@ def test_items_are_told_apart_by_identity_and_left_to_reference_counting() -> No
         state,
     )
     assert not any(gc.is_tracked(item) for item in state.timeline)
+
+
+def test_config_options_show_in_the_agents_order_with_model_config_beside_the_model() -> None:
+    def option(key: str, category: str | None) -> ConfigOption:
+        return ConfigOption(key, id=key, category=category)
+
+    effort, mode, model = (
+        option("effort", "thought_level"),
+        option("mode", "mode"),
+        option("model", "model"),
+    )
+    context, speed, other = (
+        option("ctx", "model_config"),
+        option("speed", "model_config"),
+        option("x", None),
+    )
+    shown = display_order([effort, context, mode, model, other, speed])
+    assert [o.key for o in shown] == ["effort", "mode", "model", "ctx", "speed", "x"]
+    without_model = [effort, context, mode]
+    assert display_order(without_model) == without_model

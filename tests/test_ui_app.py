@@ -527,7 +527,7 @@ async def test_settings_change_the_model(run: Run) -> None:
         await pilot.press("f2")
         await pilot.pause()
         assert isinstance(app.screen, SettingsScreen)
-        await pilot.press("enter")  # Model (listed first)
+        await pilot.press("down", "enter")  # Model (second, in the demo's order)
         await pilot.press("down", "enter")  # Demo Smart
         model = next(o for o in app.session.state.config_options if o.key == "model")  # type: ignore[union-attr]
         await wait_until(

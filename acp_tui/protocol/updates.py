@@ -211,6 +211,23 @@ class ConfigOption(Wire):
         return flat
 
 
+def display_order(options: list[ConfigOption]) -> list[ConfigOption]:
+    """Config options as a client shows them: in the agent's order (its priority), except that
+    `model_config` options (a context size, a speed) follow the model selector."""
+    model = [o for o in options if o.category == "model"]
+    if not model:
+        return list(options)
+    beside = [o for o in options if o.category == "model_config"]
+    ordered: list[ConfigOption] = []
+    for option in options:
+        if option.category == "model_config":
+            continue
+        ordered.append(option)
+        if option is model[-1]:
+            ordered += beside
+    return ordered
+
+
 class ConfigOptionUpdate(_Update, tag="config_option_update"):
     config_options: list[ConfigOption]
 

@@ -24,6 +24,7 @@ from acp_tui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
 from acp_tui.protocol.content import ContentBlock, text_block
 from acp_tui.protocol.images import ImageError
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
+from acp_tui.protocol.updates import display_order
 from acp_tui.session.reducer import Change
 from acp_tui.ui.browser import open_in_browser
 from acp_tui.ui.history import PromptHistory
@@ -682,15 +683,10 @@ class ChatScreen(Screen[None]):
 
 
 def settings_summary(session: Session) -> str:
-    """`mode Ask · model Demo Fast`: the selects the agent offers, mode and model first."""
+    """`mode Ask · model Demo Fast`: the first three selects, in the agent's order."""
     state = session.state
     parts: list[str] = []
-    options = sorted(
-        (o for o in state.config_options if o.type == "select"),
-        key=lambda o: {"mode": 0, "model": 1}.get(
-            o.category if isinstance(o.category, str) else "", 2
-        ),
-    )
+    options = [o for o in display_order(state.config_options) if o.type == "select"]
     has_mode_option = any(o.category == "mode" for o in options)
     if state.modes and not has_mode_option:
         current = next((m.name for m in state.modes if m.id == state.current_mode), None)

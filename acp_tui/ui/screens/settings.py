@@ -19,12 +19,10 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.protocol.updates import ConfigOption
+from acp_tui.protocol.updates import ConfigOption, display_order
 from acp_tui.session.controller import Session
 from acp_tui.session.reducer import Change
 from acp_tui.ui.screens.dialog import Dialog
-
-CATEGORY_ORDER = {"model": 0, "mode": 1, "thought_level": 2}
 
 
 @dataclass(slots=True)
@@ -42,10 +40,7 @@ class Setting:
 
 def settings_of(session: Session) -> list[Setting]:
     state = session.state
-    options = [o for o in state.config_options if o.type in ("select", "boolean")]
-    options.sort(
-        key=lambda o: CATEGORY_ORDER.get(o.category if isinstance(o.category, str) else "", 9)
-    )
+    options = [o for o in display_order(state.config_options) if o.type in ("select", "boolean")]
     settings: list[Setting] = []
     has_mode_option = any(o.category == "mode" for o in options)
     if state.modes and not has_mode_option:
