@@ -413,7 +413,10 @@ _SESSION_EVENTS: dict[str, Callable[[SessionState], dict[str, Any]]] = {
     "modes": lambda state: {"current": state.current_mode, "modes": state.modes},
     "config": lambda state: {"options": state.config_options},
     "info": lambda state: {"title": state.title, "updatedAt": state.updated_at},
-    "status": lambda state: {"status": state.status, "stopReason": state.stop_reason},
+    "status": lambda state: (
+        {"status": state.status, "stopReason": state.stop_reason}
+        | ({"usage": state.turn_usage} if state.turn_usage is not None else {})
+    ),
 }
 """The events of changes to session-wide fields, by the change's kind."""
 

@@ -397,6 +397,20 @@ def test_v2_state_updates_drive_the_turn() -> None:
     assert (state.status, state.stop_reason) == ("idle", "_budget_exhausted")
 
 
+def test_a_turns_end_keeps_the_tokens_it_took_and_a_malformed_count_is_left_out() -> None:
+    """Unstable `usage` on the idle `state_update` (v2; v1 has it on the prompt's answer)."""
+    state = SessionState(session_id="s")
+    reducer.begin_turn(state, [text_block("hi")])
+    usage = {"totalTokens": 70, "inputTokens": 50, "outputTokens": 20, "cachedReadTokens": 9}
+    feed([{"sessionUpdate": "state_update", "state": "idle", "usage": usage}], state)
+    assert state.turn_usage is not None
+    assert (state.turn_usage.input_tokens, state.turn_usage.cached_read_tokens) == (50, 9)
+    reducer.begin_turn(state, [text_block("again")])
+    assert state.turn_usage is None  # the next turn's end says its own, or nothing
+    feed([{"sessionUpdate": "state_update", "state": "idle", "usage": "a lot"}], state)
+    assert state.status == "idle" and state.turn_usage is None
+
+
 def test_v2_terminals_snapshot_and_chunks() -> None:
     state = feed(
         [

@@ -38,6 +38,7 @@ from acp_tui.ui.widgets.terminal_view import TerminalView
 from acp_tui.ui.widgets.thought import Thought
 from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from acp_tui.ui.widgets.transcript import Transcript
+from acp_tui.ui.widgets.usage_bar import UsageBar
 from tests.support.ui import message_texts, started_app
 
 Run = Callable[..., Any]
@@ -328,6 +329,17 @@ async def test_each_way_a_turn_stops_is_said_plainly(run: Run) -> None:
         assert refused[:2] == ("warning", "The agent refused to continue")
         assert "will not be part of what it remembers" in (refused[2] or "")
         assert custom == ("warning", "The agent stopped: _out_of_credit", None)
+
+
+async def test_the_usage_bar_says_what_the_last_turn_took(run: Run) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        bar = app.chat.query_one(UsageBar)
+        usage = app.session.state.turn_usage  # type: ignore[union-attr]
+        assert usage is not None and usage.output_tokens > 0
+        assert bar.turn == f"turn {usage.input_tokens} in / {usage.output_tokens} out"
+        assert bar.turn in str(bar.render())
 
 
 async def test_prompts_typed_while_busy_are_queued_then_sent_one_at_a_time(run: Run) -> None:

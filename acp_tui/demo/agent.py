@@ -383,7 +383,7 @@ class DemoAgent:
             self._after_response(self._play(turn, name, arg, text))
             return {}
         stop_reason = await self._play(turn, name, arg, text)
-        result: dict[str, Any] = {"stopReason": stop_reason}
+        result: dict[str, Any] = {"stopReason": stop_reason, "usage": turn.usage_of_turn()}
         if turn.response_meta:
             result["_meta"] = turn.response_meta
         return result
@@ -398,7 +398,7 @@ class DemoAgent:
                 record.history.append(
                     {"type": "user", "messageId": user_message_id, "content": turn.prompt}
                 )
-                turn.count_tokens(text)
+                turn.count_tokens(text, written=False)
                 stop_reason = await self._play_scenario(turn, name, arg, text, user_message_id)
                 await turn.state("idle", stop_reason)
                 return stop_reason

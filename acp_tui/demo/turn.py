@@ -77,6 +77,8 @@ class Turn:
         self.prompt: list[dict[str, Any]] = []
         self.response_meta: dict[str, Any] | None = None
         """Extra `_meta` for the v1 prompt response (a v1 stand-in for custom stop reasons)."""
+        self.tokens = {"inputTokens": 0, "outputTokens": 0}
+        """What this turn took, for its end's (unstable) `usage`."""
         self._cancelled = asyncio.Event()
 
     @property
@@ -138,18 +140,27 @@ class Turn:
         await self.session.notify(update)
 
     async def state(self, state: str, stop_reason: str | None = None) -> None:
-        """v2 `state_update`; v1 has no such thing (the pending prompt *is* the state)."""
+        """v2 `state_update` (idle: with the turn's usage); v1 has no such thing (the pending
+        prompt *is* the state)."""
         if self.v2:
-            update = {"sessionUpdate": "state_update", "state": state}
+            update: dict[str, Any] = {"sessionUpdate": "state_update", "state": state}
             if stop_reason is not None:
                 update["stopReason"] = stop_reason
+            if state == "idle":
+                update["usage"] = self.usage_of_turn()
             await self.update(update)
 
-    def count_tokens(self, text: str) -> None:
-        """Pretend accounting: a token is about four characters."""
+    def count_tokens(self, text: str, *, written: bool = True) -> None:
+        """Pretend accounting: a token is about four characters. `written` by the agent, or
+        read (the prompt)."""
         tokens = len(text) // 4 + 1
+        self.tokens["outputTokens" if written else "inputTokens"] += tokens
         self.record.tokens_used += tokens
         self.record.cost += tokens / 1000 * wire.PRICE_PER_1K_TOKENS[self.record.model]
+
+    def usage_of_turn(self) -> dict[str, int]:
+        """The (unstable) `usage` of this turn's end."""
+        return {"totalTokens": sum(self.tokens.values()), **self.tokens}
 
     async def say(self, text: str) -> Message:
         """Stream `text` as a new agent message, chunk by chunk, at the session's pace."""

@@ -181,6 +181,8 @@ class PromptResponse(Wire):
 
     stop_reason: str | None = None
     message_id: str | None = None
+    usage: Any = None
+    """Unstable: the turn's tokens (`updates.turn_usage` reads it)."""
 
 
 class SetModeRequest(Wire):

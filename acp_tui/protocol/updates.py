@@ -242,6 +242,28 @@ class Cost(Wire):
     currency: str
 
 
+class TurnUsage(Wire):
+    """Tokens one turn took (unstable: v1 `PromptResponse.usage`, v2 the idle `state_update`)."""
+
+    total_tokens: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    thought_tokens: int | None = None
+    cached_read_tokens: int | None = None
+    cached_write_tokens: int | None = None
+
+
+def turn_usage(raw: Any) -> TurnUsage | None:
+    """`raw` (as it came: the field is unstable) read as a turn's usage; None when it is not
+    one, which then leaves the rest of the message alone."""
+    if raw is None or raw is UNSET:
+        return None
+    try:
+        return msgspec.convert(raw, TurnUsage)
+    except msgspec.ValidationError:
+        return None
+
+
 class UsageUpdate(_Update, tag="usage_update"):
     used: int
     size: int

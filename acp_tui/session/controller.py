@@ -34,8 +34,10 @@ from acp_tui.protocol.jsonrpc import (
 from acp_tui.protocol.updates import (
     ConfigOption,
     SessionNotification,
+    TurnUsage,
     UnknownUpdate,
     decode_session_notification,
+    turn_usage,
 )
 from acp_tui.quirks import MISSING_FILE_READS_EMPTY, Quirk, quirks_for
 from acp_tui.services.dispatch import ClientServices
@@ -280,10 +282,10 @@ class Session:
                     raise
             else:
                 if self.version < 2:
-                    self._finish_turn(response.stop_reason)
+                    self._finish_turn(response.stop_reason, turn_usage(response.usage))
         return await done
 
-    def _finish_turn(self, stop_reason: str | None) -> None:
+    def _finish_turn(self, stop_reason: str | None, usage: TurnUsage | None = None) -> None:
         done, self._turn_done = self._turn_done, None
         if done is not None:
             # Whatever the agent left open in this turn will not move any more.
@@ -291,7 +293,7 @@ class Session:
                 self.emit(change)
         self._cancel_pending()
         if self.state.status != "idle" or self.state.stop_reason != stop_reason:
-            self.emit(reducer.end_turn(self.state, stop_reason))
+            self.emit(reducer.end_turn(self.state, stop_reason, usage))
         if done is not None and not done.done():
             done.set_result(stop_reason)
 

@@ -42,10 +42,12 @@ from acp_tui.protocol.updates import (
     ToolCall,
     ToolCallContentChunk,
     ToolCallUpdate,
+    TurnUsage,
     UnknownUpdate,
     UsageUpdate,
     UserMessage,
     UserMessageChunk,
+    turn_usage,
 )
 from acp_tui.session import state as s
 
@@ -288,7 +290,7 @@ def _usage(state: s.SessionState, update: UsageUpdate) -> Change:
 def _state(state: s.SessionState, update: StateUpdate) -> Change:
     if update.state == "idle":
         stop = update.stop_reason if isinstance(update.stop_reason, str) else None
-        return end_turn(state, stop)
+        return end_turn(state, stop, turn_usage(update.usage))
     if state.status != "cancelling":
         state.status = "requires_action" if update.state == "requires_action" else "running"
     return Change("status")
@@ -445,6 +447,7 @@ def begin_turn(state: s.SessionState, prompt: list[ContentBlock]) -> Change:
     state.turn += 1
     state.status = "running"
     state.stop_reason = None
+    state.turn_usage = None
     message = _new_message(state, state.new_local_id("prompt"), "user")
     message.content = list(prompt)
     state.sent_prompt = message
@@ -478,10 +481,15 @@ def tool_call_rejected(state: s.SessionState, tool_call_id: str) -> None:
     state.rejected_tool_calls.add(tool_call_id)
 
 
-def end_turn(state: s.SessionState, stop_reason: str | None) -> Change:
+def end_turn(
+    state: s.SessionState, stop_reason: str | None, usage: TurnUsage | None = None
+) -> Change:
+    """The turn ended (with the tokens it took, when the agent said)."""
     state.status = "idle"
     state.stop_reason = stop_reason
     state.sent_prompt = None
+    if usage is not None:
+        state.turn_usage = usage
     return Change("status")
 
 

@@ -13,7 +13,7 @@ from typing import Any, Literal
 import msgspec
 
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
-from acp_tui.protocol.updates import AvailableCommand, ConfigOption, Cost, PlanEntry
+from acp_tui.protocol.updates import AvailableCommand, ConfigOption, Cost, PlanEntry, TurnUsage
 
 Role = Literal["user", "agent", "thought"]
 TurnStatus = Literal["idle", "running", "requires_action", "cancelling"]
@@ -117,6 +117,9 @@ class SessionState:
     usage_used: int | None = None
     usage_size: int | None = None
     cost: Cost | None = None
+    turn_usage: TurnUsage | None = None
+    """The tokens the turn took, from its end (when the agent says: an unstable field) until
+    the next one starts."""
     status: TurnStatus = "idle"
     stop_reason: str | None = None
     turn: int = 0

@@ -39,7 +39,7 @@ from acp_tui.ui.widgets.queued_prompts import QueuedPrompt, QueuedPrompts
 from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
 from acp_tui.ui.widgets.transcript import Transcript
-from acp_tui.ui.widgets.usage_bar import UsageBar
+from acp_tui.ui.widgets.usage_bar import UsageBar, turn_summary
 
 if TYPE_CHECKING:
     from acp_tui.session.controller import PendingPermission, Session
@@ -209,6 +209,7 @@ class ChatScreen(Screen[None]):
             self._prune_dialogs()
         if kind == "status":
             self._sync_busy()
+            self._sync_usage()  # a turn's end may say what it took
         elif kind == "info":
             self._sync_header()
         elif kind == "usage":
@@ -239,6 +240,7 @@ class ChatScreen(Screen[None]):
         state = self.session.state
         usage = self.query_one(UsageBar)
         usage.used, usage.window = state.usage_used, state.usage_size
+        usage.turn = turn_summary(state.turn_usage) if state.turn_usage is not None else ""
         cost = state.cost
         usage.cost = f"{cost.amount:.4f} {cost.currency}" if cost is not None else ""
         if cost is not None and cost.currency == "USD":

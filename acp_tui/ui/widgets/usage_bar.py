@@ -1,10 +1,13 @@
-"""How full the context window is, what the session cost, and the current mode and model."""
+"""How full the context window is, what the last turn took and the session cost, and the
+current mode and model."""
 
 from __future__ import annotations
 
 from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
+
+from acp_tui.protocol.updates import TurnUsage
 
 BAR_CELLS = 20
 
@@ -19,8 +22,17 @@ def human_tokens(count: int) -> str:
     return str(count)
 
 
+def turn_summary(usage: TurnUsage) -> str:
+    """`turn 1.2k in (30k cached) / 340 out`: what the last turn took."""
+    cached = usage.cached_read_tokens
+    read = f" ({human_tokens(cached)} cached)" if cached else ""
+    written = human_tokens(usage.output_tokens)
+    return f"turn {human_tokens(usage.input_tokens)} in{read} / {written} out"
+
+
 class UsageBar(Static):
-    """`context ━━━━━──────── 12.3k / 200k 6%  ·  $0.0123  ·  mode Ask  ·  model Demo Fast`"""
+    """`context ━━━━━──────── 12.3k / 200k 6%  ·  turn 1.2k in / 340 out  ·  $0.0123  ·  mode Ask
+    ·  model Demo Fast`"""
 
     DEFAULT_CSS = """
     UsageBar {
@@ -35,6 +47,8 @@ class UsageBar(Static):
     """Tokens in the context window (`usage_update.used`)."""
     window: reactive[int | None] = reactive(None)
     """The context window's size (`usage_update.size`)."""
+    turn: reactive[str] = reactive("")
+    """What the last turn took (`turn_summary`), when the agent says."""
     cost: reactive[str] = reactive("")
     """The session's cost so far, formatted with its currency, when the agent sends it."""
     settings: reactive[str] = reactive("")
@@ -46,6 +60,9 @@ class UsageBar(Static):
         self._redraw()
 
     def watch_window(self) -> None:
+        self._redraw()
+
+    def watch_turn(self) -> None:
         self._redraw()
 
     def watch_cost(self) -> None:
@@ -79,6 +96,8 @@ class UsageBar(Static):
                     (f"{ratio:.0%}", "bold"),
                 )
             )
+        if self.turn:
+            parts.append(Content(self.turn))
         if self.cost:
             parts.append(Content(self.cost))
         if self.settings:
