@@ -36,6 +36,12 @@ def terminals(events: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return shown
 
 
+def stop_reasons(events: Iterable[dict[str, Any]]) -> list[str | None]:
+    """The stop reason of each turn's end (an idle `status` event, which may also carry the
+    turn's `usage`)."""
+    return [e["stopReason"] for e in events if e["type"] == "status" and e["status"] == "idle"]
+
+
 def tool_call_statuses(events: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
     """(id, status) of each tool call event that set a status, in order."""
     return [(e["id"], e["status"]) for e in events if e["type"] == "tool_call" and "status" in e]
