@@ -411,6 +411,33 @@ def test_a_turns_end_keeps_the_tokens_it_took_and_a_malformed_count_is_left_out(
     assert state.status == "idle" and state.turn_usage is None
 
 
+def test_a_compaction_is_one_notice_patched_in_place_with_its_summary() -> None:
+    def update(status: str, **fields: Any) -> dict[str, Any]:
+        head = {"sessionUpdate": "compaction_update", "compactionId": "c1", "status": status}
+        return head | fields
+
+    def summary_chunk(text: str) -> dict[str, Any]:
+        content = {"type": "text", "text": text}
+        head = {"sessionUpdate": "compaction_summary_chunk", "compactionId": "c1"}
+        return head | {"content": content}
+
+    state = feed([chunk("agent_message_chunk", "Working."), update("in_progress")])
+    [notice] = [item for item in state.timeline if isinstance(item, Notice)]
+    assert (notice.severity, notice.title) == ("compaction", "Compacting the context…")
+    assert notice.detail is None
+    feed([summary_chunk("## Kept\n"), summary_chunk("the schema work")], state)
+    assert notice.detail == "## Kept\nthe schema work"
+    feed([update("completed")], state)  # no summary: the chunks' stay
+    assert (notice.title, notice.detail) == ("Context compacted", "## Kept\nthe schema work")
+    feed([update("completed", summary=[{"type": "text", "text": "Final."}])], state)
+    assert notice.detail == "Final."
+    feed([update("completed", summary=None)], state)
+    assert notice.detail is None
+    feed([update("failed", error="too big"), update("_paused")], state)
+    assert notice.title == "Context compaction: _paused"
+    assert [type(item).__name__ for item in state.timeline] == ["Message", "Notice"]
+
+
 def test_v2_terminals_snapshot_and_chunks() -> None:
     state = feed(
         [

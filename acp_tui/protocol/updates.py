@@ -284,6 +284,22 @@ class Notice(_Update, tag="notice"):
     description: str | UnsetType | None = UNSET
 
 
+class CompactionUpdate(_Update, tag="compaction_update"):
+    """The agent compacts its context (v2; v1 to clients advertising `session.compaction`):
+    one timeline entry per `compactionId`, patched in place (`summary`, `error`: omitted keeps,
+    null clears)."""
+
+    compaction_id: str
+    status: str
+    summary: list[ContentBlock] | UnsetType | None = UNSET
+    error: str | UnsetType | None = UNSET
+
+
+class CompactionSummaryChunk(_Update, tag="compaction_summary_chunk"):
+    compaction_id: str
+    content: ContentBlock
+
+
 # -- v2 agent-owned display terminals ---------------------------------------------------------
 
 
@@ -341,6 +357,8 @@ SessionUpdate = (
     | UsageUpdate
     | StateUpdate
     | Notice
+    | CompactionUpdate
+    | CompactionSummaryChunk
     | TerminalUpdate
     | TerminalOutputChunk
 )

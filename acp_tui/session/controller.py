@@ -554,7 +554,9 @@ class AgentClient:
             capabilities = m.ClientCapabilitiesV1(
                 fs=m.FileSystemCapability(self.options.fs, self.options.fs),
                 terminal=self.options.terminal,
-                session={"configOptions": {"boolean": {}}},
+                # Compaction: the agent's context compactions as their own entries
+                # (Claude Code shows them as a tool call otherwise).
+                session={"configOptions": {"boolean": {}}, "compaction": {}},
             )
             if self._services_factory is None:
                 capabilities = m.ClientCapabilitiesV1(session=capabilities.session)

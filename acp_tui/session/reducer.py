@@ -21,13 +21,15 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from acp_tui.protocol.content import ContentBlock, ToolCallContent
+from acp_tui.protocol.content import ContentBlock, ToolCallContent, block_text
 from acp_tui.protocol.updates import (
     AgentMessage,
     AgentMessageChunk,
     AgentThought,
     AgentThoughtChunk,
     AvailableCommandsUpdate,
+    CompactionSummaryChunk,
+    CompactionUpdate,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     Notice,
@@ -502,6 +504,45 @@ def add_notice(
     return Change("notice", notice)
 
 
+COMPACTION_TITLES = {
+    "in_progress": "Compacting the context…",
+    "completed": "Context compacted",
+    "failed": "Context compaction failed",
+    "cancelled": "Context compaction cancelled",
+}
+
+
+def _compaction_for(state: s.SessionState, compaction_id: str) -> s.Notice:
+    notice = state.compactions.get(compaction_id)
+    if notice is None:
+        notice = state.compactions[compaction_id] = s.Notice("compaction", "", None, state.turn)
+        _add(state, notice)
+        state.last_message = None
+    return notice
+
+
+def _compaction(state: s.SessionState, update: CompactionUpdate) -> Change:
+    """A compaction's state: the notice's title; its summary (Markdown, mostly) the detail,
+    replaced when sent whole; a failure's reason in the title."""
+    notice = _compaction_for(state, update.compaction_id)
+    status = update.status
+    notice.title = COMPACTION_TITLES.get(status, f"Context compaction: {status}")
+    if isinstance(update.error, str) and update.error:
+        notice.title += f": {update.error}"
+    if update.summary is not UNSET:
+        text = "".join(block_text(block) for block in update.summary or ())
+        notice.detail = text or None
+    return Change("notice", notice)
+
+
+def _compaction_chunk(state: s.SessionState, update: CompactionSummaryChunk) -> Change:
+    notice = _compaction_for(state, update.compaction_id)
+    if not notice.title:  # a chunk before any update: the agent skipped `in_progress`
+        notice.title = COMPACTION_TITLES["in_progress"]
+    notice.detail = (notice.detail or "") + block_text(update.content)
+    return Change("notice", notice)
+
+
 def _unknown(state: s.SessionState, update: UnknownUpdate) -> Change:
     detail = msgspec.json.encode(update.raw).decode()
     return add_notice(state, "unknown", update.reason, detail)
@@ -527,6 +568,8 @@ REDUCERS: dict[type, Callable[[s.SessionState, Any], Change]] = {
     UsageUpdate: _usage,
     StateUpdate: _state,
     Notice: _notice,
+    CompactionUpdate: _compaction,
+    CompactionSummaryChunk: _compaction_chunk,
     TerminalUpdate: _terminal,
     TerminalOutputChunk: _terminal_chunk,
     UnknownUpdate: _unknown,

@@ -107,6 +107,8 @@ class SessionState:
     messages: dict[str, Message] = field(default_factory=dict)
     tool_calls: dict[str, ToolCallState] = field(default_factory=dict)
     plans: dict[str, PlanState] = field(default_factory=dict)
+    compactions: dict[str, Notice] = field(default_factory=dict)
+    """The agent's context compactions, by `compactionId`: each a notice patched in place."""
     terminals: dict[str, TerminalState] = field(default_factory=dict)
     commands: list[AvailableCommand] = field(default_factory=list)
     modes: list[Mode] = field(default_factory=list)

@@ -22,6 +22,7 @@ SEVERITY_MARKS = {
     "auto": ("↳", "$foreground-muted"),
     "answer": ("?", "$text-accent"),
     "rewind": ("↶", "$text-accent"),
+    "compaction": ("⇊", "$text-primary"),
 }
 DETAIL_LINES = 3
 """Lines of detail shown until the notice is expanded."""
