@@ -209,12 +209,27 @@ UPDATES: dict[str, st.SearchStrategy[dict[str, Any]]] = {
         "state_update",
         state=st.sampled_from(["running", "idle", "requires_action", "_paused"]),
         stopReason=maybe(st.sampled_from(["end_turn", "cancelled", "refusal"]), null=True),
+        usage=maybe(
+            obj(totalTokens=st.integers(0, 99), inputTokens=st.integers(0, 99)) | text, null=True
+        ),
     ),
     "notice": kind(
         "notice",
         severity=st.sampled_from(["info", "warning", "error", "_custom"]),
         title=text,
         description=maybe(text, null=True),
+    ),
+    "compaction_update": kind(
+        "compaction_update",
+        compactionId=st.sampled_from(["c1", "c2"]),
+        status=st.sampled_from(["in_progress", "completed", "failed", "cancelled", "_paused"]),
+        summary=maybe(st.lists(content_block, max_size=2), null=True),
+        error=maybe(text, null=True),
+    ),
+    "compaction_summary_chunk": kind(
+        "compaction_summary_chunk",
+        compactionId=st.sampled_from(["c1", "c2"]),
+        content=content_block,
     ),
     "terminal_update": kind(
         "terminal_update",
