@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 import pytest
+from textual.widgets import Static
 
 from acp_tui.mentions import prompt_blocks
 from acp_tui.protocol.content import ContentBlock
@@ -27,6 +28,7 @@ from acp_tui.ui.screens import HelpScreen, QuitScreen, SearchScreen, SettingsScr
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
 from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.message import AgentMessage, UserMessage
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
@@ -205,6 +207,29 @@ async def test_plan_is_one_checklist_updated_in_place(run: Run) -> None:
         assert len(plans) == 1
         assert plans.first().border_subtitle == "4/4 done"
         assert "Run the tests" in plans.first().text()
+
+
+async def test_a_markdown_plan_is_shown_as_markdown_and_replaced_in_place(run: Run) -> None:
+    """Claude Code's plan mode: the approved plan comes as a `markdown` plan (v1 clients that
+    advertise `plan`); a checklist sent under the same id replaces it."""
+    async with run() as (app, pilot):
+        assert app.session is not None
+        text = "# Fix the parser\n\n1. Read `parse()`\n2. **Fix** the off-by-one"
+        plan = {"planId": "plan-mode", "type": "markdown", "content": text}
+        app.session.apply(decoded({"sessionUpdate": "plan_update", "plan": plan}))
+        await pilot.pause()
+        view = app.chat.query_one(PlanView)
+        markdown = view.query_one(MarkdownView)
+        await wait_until(pilot, lambda: markdown.shown and markdown.source == text)
+        assert markdown.display and not view.query_one(Static).display
+        rendered = "\n".join(markdown.render_line(y).text for y in range(markdown.size.height))
+        assert "Fix the parser" in rendered and "**" not in rendered and "`" not in rendered
+        entries = [{"content": "Read parse()", "priority": "high", "status": "completed"}]
+        checklist = {"planId": "plan-mode", "type": "items", "entries": entries}
+        app.session.apply(decoded({"sessionUpdate": "plan_update", "plan": checklist}))
+        await pilot.pause()
+        assert view.query_one(Static).display and not markdown.display
+        assert view.border_subtitle == "1/1 done"
 
 
 async def test_terminal_output_is_shown_live(run: Run) -> None:

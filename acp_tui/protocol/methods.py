@@ -37,6 +37,7 @@ class ClientCapabilitiesV1(Wire):
     terminal: bool = False
     auth: dict[str, Any] | UnsetType = UNSET
     session: dict[str, Any] | UnsetType = UNSET
+    plan: dict[str, Any] | UnsetType = UNSET
     elicitation: dict[str, Any] | UnsetType = UNSET
     meta: Meta = msgspec.field(default=UNSET, name="_meta")
 

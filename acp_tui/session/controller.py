@@ -560,6 +560,9 @@ class AgentClient:
             )
             if self._services_factory is None:
                 capabilities = m.ClientCapabilitiesV1(session=capabilities.session)
+            # Plans by id (`plan_update`, `plan_removed`: an approved plan of Claude Code's
+            # plan mode comes as a Markdown plan), as v2 has them.
+            capabilities.plan = {}
             # Agents that run commands themselves stream them to clients that say they can
             # show them (claude-agent-acp's Bash tool): see `reducer.meta_terminal`.
             meta: dict[str, Any] = {"terminal_output": True, "terminal_output_delta": True}

@@ -1,4 +1,5 @@
-"""The agent's plan as a checklist, updated in place as entries move along."""
+"""The agent's plan as a checklist, updated in place as entries move along; a Markdown plan
+(an approved plan of Claude Code's plan mode) as Markdown."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from textual.widgets import Static
 
 from acp_tui.session.state import PlanState
 from acp_tui.ui.widgets.block import Block
+from acp_tui.ui.widgets.markdown_view import MarkdownView
 
 STATUS_MARKS = {
     "pending": ("○", "$foreground-muted"),
@@ -66,7 +68,7 @@ class PlanView(Block):
     PlanView:focus {
         border: round $accent 70%;
     }
-    PlanView > Static {
+    PlanView > Static, PlanView > MarkdownView {
         width: 1fr;
     }
     """
@@ -75,6 +77,7 @@ class PlanView(Block):
 
     def compose(self) -> ComposeResult:
         yield Static()
+        yield MarkdownView()
 
     def on_mount(self) -> None:
         if not self.composed:
@@ -86,10 +89,18 @@ class PlanView(Block):
     def sync(self, delta: Any = None) -> None:
         if not self._ready:
             return
-        entries = self.item.entries
+        plan = self.item
+        entries = plan.entries
         done = sum(1 for entry in entries if entry.status == "completed")
         self.border_subtitle = f"{done}/{len(entries)} done" if entries else ""
-        self.query_one(Static).update(plan_content(self.item))
+        markdown = plan.text if plan.type == "markdown" and not entries else None
+        checklist, view = self.query_one(Static), self.query_one(MarkdownView)
+        checklist.display, view.display = markdown is None, markdown is not None
+        if markdown is None:
+            checklist.update(plan_content(plan))
+        elif view.source != markdown:
+            view.clear()
+            view.append(markdown)
 
     def text(self) -> str:
         return "\n".join(
