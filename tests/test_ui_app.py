@@ -14,7 +14,7 @@ import pytest
 from textual.widgets import Static
 
 from acp_tui.mentions import prompt_blocks
-from acp_tui.protocol.content import ContentBlock
+from acp_tui.protocol.content import ContentBlock, DiffChange
 from acp_tui.protocol.updates import UnknownUpdate, decode_session_notification
 from acp_tui.session.state import Message, Notice, ToolCallState
 from acp_tui.ui.pilot import (
@@ -26,7 +26,7 @@ from acp_tui.ui.pilot import (
 )
 from acp_tui.ui.screens import HelpScreen, QuitScreen, SearchScreen, SettingsScreen
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
-from acp_tui.ui.widgets.diff_view import DiffView
+from acp_tui.ui.widgets.diff_view import DiffView, change_line
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.message import AgentMessage, UserMessage
@@ -230,6 +230,13 @@ async def test_a_markdown_plan_is_shown_as_markdown_and_replaced_in_place(run: R
         await pilot.pause()
         assert view.query_one(Static).display and not markdown.display
         assert view.border_subtitle == "1/1 done"
+
+
+def test_a_v2_change_without_a_patch_says_what_moved_where() -> None:
+    root = Path("/w")
+    moved = DiffChange("move", "/w/src/new.py", old_path="/w/old.py", file_type="text")
+    assert change_line(moved, root) == "move old.py → src/new.py (text)"
+    assert change_line(DiffChange("delete", "/elsewhere/x.bin"), root) == "delete /elsewhere/x.bin"
 
 
 async def test_terminal_output_is_shown_live(run: Run) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.strip import Strip
 
-from acp_tui.protocol.content import DiffPatch, ToolCallContent
+from acp_tui.protocol.content import DiffChange, DiffPatch, ToolCallContent
 from acp_tui.ui.render.diff import DiffRows, file_diff, patch_diff
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
@@ -23,6 +23,15 @@ def relative_path(path: str, root: Path | None) -> str:
         return str(Path(path).relative_to(root))
     except ValueError:
         return path
+
+
+def change_line(change: DiffChange, root: Path | None) -> str:
+    """A v2 change without a patch: `move old.py → new.py`, `add logo.png (binary)`."""
+    path = relative_path(change.path, root)
+    if isinstance(change.old_path, str):
+        path = f"{relative_path(change.old_path, root)} → {path}"
+    kind = f" ({change.file_type})" if isinstance(change.file_type, str) else ""
+    return f"{change.operation} {path}{kind}"
 
 
 class DiffView(StripsView):
@@ -76,7 +85,7 @@ class DiffView(StripsView):
             return patch_diff(path, patch.text)
         rows = DiffRows(path=path)
         for change in changes:
-            rows.rows.append(Text(f"{change.operation} {relative_path(change.path, self.root)}"))
+            rows.rows.append(Text(change_line(change, self.root)))
         return rows
 
     def summary(self) -> Text:
