@@ -271,17 +271,31 @@ async def with_sign_in(
             if choice is not None and store is not None:
                 store.remember_auth(agent, choice.id)
             return result
-        choices = auth_choices(client.info)
-        remembered = store.remembered_auth(agent) if store is not None else None
-        choice = next((c for c in choices if c.id == remembered), None)
-        if choice is None or choice.id in tried or choice.type == "terminal":
-            choice = await choose(choices, remembered) if choose is not None else None
-            if choice is None:
-                raise AuthRequired(choices)
-        choice = _with_environment(choice)
+        choice = await pick_sign_in(client, agent=agent, store=store, choose=choose, tried=tried)
         tried.add(choice.id)
         await sign_in(client, choice, run_terminal=run_terminal)
     raise AuthFailed("the agent still requires sign-in after signing in")
+
+
+async def pick_sign_in(
+    client: AgentClient,
+    *,
+    agent: str,
+    store: RecordStore | None = None,
+    choose: Chooser | None = None,
+    tried: set[str] | frozenset[str] = frozenset(),
+) -> AuthChoice:
+    """The method to sign in with now: the one remembered for `agent`, if it can run without
+    asking (not a terminal one) and was not `tried`, else the one `choose` picks. Raises
+    AuthRequired when there is none (no `choose`, or it gave up)."""
+    choices = auth_choices(client.info)
+    remembered = store.remembered_auth(agent) if store is not None else None
+    choice = next((c for c in choices if c.id == remembered), None)
+    if choice is None or choice.id in tried or choice.type == "terminal":
+        choice = await choose(choices, remembered) if choose is not None else None
+        if choice is None:
+            raise AuthRequired(choices)
+    return _with_environment(choice)
 
 
 def _with_environment(choice: AuthChoice) -> AuthChoice:

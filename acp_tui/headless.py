@@ -415,7 +415,11 @@ _SESSION_EVENTS: dict[str, Callable[[SessionState], dict[str, Any]]] = {
     "info": lambda state: {"title": state.title, "updatedAt": state.updated_at},
     "status": lambda state: (
         {"status": state.status, "stopReason": state.stop_reason}
-        | ({"usage": state.turn_usage} if state.turn_usage is not None else {})
+        | (
+            {"usage": state.turn_usage}
+            if state.status == "idle" and state.turn_usage is not None
+            else {}
+        )
     ),
 }
 """The events of changes to session-wide fields, by the change's kind."""

@@ -13,7 +13,12 @@ import msgspec
 import pytest
 
 from acp_tui.protocol.content import text_block
-from acp_tui.protocol.updates import ConfigOption, decode_session_notification, display_order
+from acp_tui.protocol.updates import (
+    ConfigOption,
+    decode_session_notification,
+    display_order,
+    turn_usage,
+)
 from acp_tui.session import reducer
 from acp_tui.session.state import Message, Notice, SessionState, ToolCallState
 
@@ -409,6 +414,10 @@ def test_a_turns_end_keeps_the_tokens_it_took_and_a_malformed_count_is_left_out(
     assert state.turn_usage is None  # the next turn's end says its own, or nothing
     feed([{"sessionUpdate": "state_update", "state": "idle", "usage": "a lot"}], state)
     assert state.status == "idle" and state.turn_usage is None
+    assert turn_usage({}) is None  # the three counts are required
+    assert turn_usage({"totalTokens": -1, "inputTokens": 0, "outputTokens": 0}) is None
+    odd = turn_usage({"totalTokens": 3, "inputTokens": 1, "outputTokens": 2, "thoughtTokens": "x"})
+    assert odd is not None and (odd.output_tokens, odd.thought_tokens) == (2, None)
 
 
 def test_a_compaction_is_one_notice_patched_in_place_with_its_summary() -> None:
@@ -433,7 +442,11 @@ def test_a_compaction_is_one_notice_patched_in_place_with_its_summary() -> None:
     assert notice.detail == "Final."
     feed([update("completed", summary=None)], state)
     assert notice.detail is None
-    feed([update("failed", error="too big"), update("_paused")], state)
+    feed([update("failed", error="too big")], state)
+    assert notice.title == "Context compaction failed: too big"
+    feed([update("failed")], state)  # an omitted error is kept; null clears it
+    assert notice.title == "Context compaction failed: too big"
+    feed([update("_paused", error=None)], state)
     assert notice.title == "Context compaction: _paused"
     assert [type(item).__name__ for item in state.timeline] == ["Message", "Notice"]
 

@@ -17,6 +17,7 @@ from textual.widgets import Input, OptionList, Static
 
 from acp_tui.auth import AuthChoice
 from acp_tui.cli import DEMO_AGENT
+from acp_tui.records import SessionEntry
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.commands import app_commands
@@ -179,9 +180,13 @@ async def test_signing_in_from_the_dialog_opens_the_session(auth_app: Run, tmp_p
     assert 'authenticate "token"' in (tmp_path / "calls.log").read_text()
 
 
-async def test_a_sign_in_that_lapsed_mid_session_is_asked_for_and_the_prompt_sent_again(
-    auth_app: Run,
+@pytest.mark.parametrize("method", ["token", "api-key"])
+async def test_a_sign_in_that_lapsed_mid_session_is_asked_for_again(
+    auth_app: Run, method: str
 ) -> None:
+    """-32000 on a prompt: the sign-in dialog. An agent method signs the process in; a key
+    restarts the agent with it and reopens the session (as Ctrl+R does). Either way the user
+    sends the prompt again: it is not sent twice behind their back."""
     async with auth_app() as (app, pilot):
         await pilot.press("enter")  # Token (agent)
         await wait_started(app, pilot)
@@ -190,10 +195,22 @@ async def test_a_sign_in_that_lapsed_mid_session_is_asked_for_and_the_prompt_sen
         await app.sign_out()  # the agent forgets the sign-in; acp-tui the method chosen
         await send(app, pilot, "still there?")
         await wait_until(pilot, lambda: isinstance(app.screen, SignInScreen))
-        await pilot.press("enter")
+        if method == "token":
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: any("Signed in again" in n for n in _notices(app)))
+        else:
+            await pilot.press("down", "enter")  # API key (env var)
+            field = await _wait_for_input(app, pilot)
+            field.value = "secret"
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: any("Signing in with" in n for n in _notices(app)))
+            await wait_started(app, pilot)
+            await wait_until(pilot, lambda: app.agent_running and app.session is not None)
+        assert message_texts(app).count("still there?") == 1
+        await send(app, pilot, "still there?")
         await wait_until(pilot, lambda: "signed in: still there?" in message_texts(app))
         await wait_idle(app, pilot)
-        assert "Signed in: your prompt is sent again" in _notices(app)
+        assert "The agent asks you to sign in again" in _notices(app)
         assert "The agent failed the prompt" not in _notices(app)
 
 
@@ -312,6 +329,24 @@ async def test_the_session_picker_deletes_a_session_on_a_second_delete(
         assert old_id not in [info.session_id for info in await client.list_sessions()]
         assert app.store is not None
         assert old_id not in [record.session_id for record in app.store.conversations()]
+
+
+async def test_a_session_another_conversation_shows_is_not_deleted_under_it(run: Run) -> None:
+    deleted: list[str] = []
+
+    async def delete(entry: SessionEntry) -> None:
+        deleted.append(entry.session_id)
+
+    entries = [SessionEntry("s-other", "Open in tab 2", None, "/w", in_agent=True)]
+    async with run() as (app, pilot):
+        picker = SessionsScreen(
+            entries, delete=delete, agent_deletes=True, open_elsewhere=frozenset({"s-other"})
+        )
+        app.push_screen(picker)
+        await pilot.pause()
+        await pilot.press("delete", "delete")
+        status = str(picker.query_one(".sessions--status", Static).render())
+        assert "Another conversation shows this session" in status and deleted == []
 
 
 async def test_export_writes_markdown_in_the_workspace(run: Run, tmp_path: Path) -> None:

@@ -245,23 +245,32 @@ class Cost(Wire):
 class TurnUsage(Wire):
     """Tokens one turn took (unstable: v1 `PromptResponse.usage`, v2 the idle `state_update`)."""
 
-    total_tokens: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
+    total_tokens: int
+    input_tokens: int
+    output_tokens: int
     thought_tokens: int | None = None
     cached_read_tokens: int | None = None
     cached_write_tokens: int | None = None
 
 
+_USAGE_COUNTS = {f.encode_name for f in msgspec.structs.fields(TurnUsage)}
+_USAGE_REQUIRED = {"totalTokens", "inputTokens", "outputTokens"}
+
+
 def turn_usage(raw: Any) -> TurnUsage | None:
-    """`raw` (as it came: the field is unstable) read as a turn's usage; None when it is not
-    one, which then leaves the rest of the message alone."""
-    if raw is None or raw is UNSET:
+    """`raw` (as it came: the field is unstable) read as a turn's usage: None without its three
+    required counts, an optional count that is not one left out. It never fails the message
+    that carries it."""
+    if not isinstance(raw, dict):
         return None
-    try:
-        return msgspec.convert(raw, TurnUsage)
-    except msgspec.ValidationError:
+    counts = {
+        key: value
+        for key, value in raw.items()
+        if key in _USAGE_COUNTS and type(value) is int and value >= 0
+    }
+    if not counts.keys() >= _USAGE_REQUIRED:
         return None
+    return msgspec.convert(counts, TurnUsage)
 
 
 class UsageUpdate(_Update, tag="usage_update"):

@@ -512,23 +512,27 @@ COMPACTION_TITLES = {
 }
 
 
-def _compaction_for(state: s.SessionState, compaction_id: str) -> s.Notice:
-    notice = state.compactions.get(compaction_id)
-    if notice is None:
-        notice = state.compactions[compaction_id] = s.Notice("compaction", "", None, state.turn)
+def _compaction_for(state: s.SessionState, compaction_id: str) -> s.Compaction:
+    compaction = state.compactions.get(compaction_id)
+    if compaction is None:
+        notice = s.Notice("compaction", COMPACTION_TITLES["in_progress"], None, state.turn)
+        compaction = state.compactions[compaction_id] = s.Compaction(notice)
         _add(state, notice)
         state.last_message = None
-    return notice
+    return compaction
 
 
 def _compaction(state: s.SessionState, update: CompactionUpdate) -> Change:
-    """A compaction's state: the notice's title; its summary (Markdown, mostly) the detail,
-    replaced when sent whole; a failure's reason in the title."""
-    notice = _compaction_for(state, update.compaction_id)
+    """A compaction's state: the notice's title (with why it failed); its summary (Markdown,
+    mostly) the detail, replaced when sent whole. Omitted fields keep, null clears."""
+    compaction = _compaction_for(state, update.compaction_id)
+    notice = compaction.notice
+    if update.error is not UNSET:
+        compaction.error = update.error or None
     status = update.status
     notice.title = COMPACTION_TITLES.get(status, f"Context compaction: {status}")
-    if isinstance(update.error, str) and update.error:
-        notice.title += f": {update.error}"
+    if compaction.error:
+        notice.title += f": {compaction.error}"
     if update.summary is not UNSET:
         text = "".join(block_text(block) for block in update.summary or ())
         notice.detail = text or None
@@ -536,9 +540,7 @@ def _compaction(state: s.SessionState, update: CompactionUpdate) -> Change:
 
 
 def _compaction_chunk(state: s.SessionState, update: CompactionSummaryChunk) -> Change:
-    notice = _compaction_for(state, update.compaction_id)
-    if not notice.title:  # a chunk before any update: the agent skipped `in_progress`
-        notice.title = COMPACTION_TITLES["in_progress"]
+    notice = _compaction_for(state, update.compaction_id).notice
     notice.detail = (notice.detail or "") + block_text(update.content)
     return Change("notice", notice)
 

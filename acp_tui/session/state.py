@@ -100,6 +100,15 @@ class Mode:
 TimelineItem = Message | ToolCallState | PlanState | Notice
 
 
+@dataclass(slots=True)
+class Compaction:
+    """A context compaction of the agent's: shown as `notice`; its last `error` kept, as the
+    protocol patches it (an update that omits it keeps it)."""
+
+    notice: Notice
+    error: str | None = None
+
+
 @dataclass(slots=True, eq=False)
 class SessionState:
     session_id: str = ""
@@ -107,8 +116,8 @@ class SessionState:
     messages: dict[str, Message] = field(default_factory=dict)
     tool_calls: dict[str, ToolCallState] = field(default_factory=dict)
     plans: dict[str, PlanState] = field(default_factory=dict)
-    compactions: dict[str, Notice] = field(default_factory=dict)
-    """The agent's context compactions, by `compactionId`: each a notice patched in place."""
+    compactions: dict[str, Compaction] = field(default_factory=dict)
+    """The agent's context compactions, by `compactionId`."""
     terminals: dict[str, TerminalState] = field(default_factory=dict)
     commands: list[AvailableCommand] = field(default_factory=list)
     modes: list[Mode] = field(default_factory=list)

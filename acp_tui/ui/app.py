@@ -13,7 +13,7 @@ import shlex
 import signal
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -43,7 +43,6 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 if TYPE_CHECKING:
     from acp_tui.auth import AuthChoice
     from acp_tui.checkpoints.checkpointer import Checkpointer
-    from acp_tui.protocol.content import ContentBlock
     from acp_tui.records import Opened, RecordStore, SessionEntry
     from acp_tui.session.controller import AgentClient, PendingPermission, Session
     from acp_tui.session.elicitation import PendingElicitation
@@ -304,7 +303,11 @@ class AcpApp(App[int]):
             exit_on_error=False,
         )
 
-    async def _restart_agent(self, conversation: Conversation) -> None:
+    async def _restart_agent(
+        self, conversation: Conversation, restart: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
+        """Restart the agent (`restart`: how, when not just `client.restart()`) and reopen
+        its session."""
         client, old = conversation.client, conversation.session
         if client is None or self._shutting_down:
             return
@@ -318,8 +321,8 @@ class AcpApp(App[int]):
             conversation.opened.close()
             conversation.opened = None
         try:
-            info = await client.restart()
-            chat.agent_started(info.label, info.protocol_version)
+            await (restart() if restart is not None else client.restart())
+            chat.agent_started(client.info.label, client.info.protocol_version)
             session = conversation.session = await self._reopen(conversation, old)
         except startup_errors() as error:
             self._agent_down(conversation, self._failure(conversation, error))
@@ -558,31 +561,53 @@ class AcpApp(App[int]):
                     session.notice("warning", f"{category} {value!r} not set", str(error))
         return session
 
-    async def prompt_signed_in(self, session: Session, content: list[ContentBlock]) -> str | None:
-        """`session.prompt(content)`; when the agent answers that its sign-in has lapsed
-        (-32000 mid-session: a token expired, a sign-out elsewhere), the sign-in dialog, then
-        the prompt again. Raises AuthFailed (AuthRequired when the user gave up)."""
-        from acp_tui.auth import with_sign_in
+    async def sign_in_again(self, session: Session) -> None:
+        """The agent answered a prompt with -32000 mid-session (a lapsed token, a sign-out):
+        sign in again (the remembered method, else the dialog). An agent method signs this
+        process in; a key or a login command restarts the agent, and the session is reopened,
+        as Ctrl+R does. The prompt is not sent again by itself: the user sends it (↑)."""
+        from acp_tui.auth import AuthFailed, pick_sign_in, sign_in
 
-        conversation = next(c for c in self.conversations if c.session is session)
+        conversation = next((c for c in self.conversations if c.session is session), None)
         client = session.client
-        attempts = 0
+        if conversation is None or conversation.client is not client:
+            return  # the conversation went on to another session meanwhile
+        name = self._agent_name(conversation)
+        try:
+            choice = await pick_sign_in(
+                client, agent=name, store=self.store, choose=self._choose_sign_in
+            )
+        except AuthFailed as error:
+            session.notice("error", "Not signed in", str(error))
+            return
+        again = "send your prompt again (↑ brings it back)"
+        if choice.type != "agent":
+            session.notice(
+                "info",
+                f"Signing in with {choice.name or choice.id}",
+                f"The agent restarts with it and the session is reopened: then {again}.",
+            )
 
-        async def prompt() -> str | None:
-            nonlocal attempts
-            attempts += 1
-            if attempts > 1:
-                session.notice("info", "Signed in: your prompt is sent again")
-            return await session.prompt(content)
+            async def restart() -> None:
+                await sign_in(client, choice, run_terminal=self._run_terminal)
+                if self.store is not None:
+                    self.store.remember_auth(name, choice.id)
 
-        return await with_sign_in(
-            client,
-            prompt,
-            agent=self._agent_name(conversation),
-            store=self.store,
-            choose=self._choose_sign_in,
-            run_terminal=self._run_terminal,
-        )
+            self.run_worker(
+                self._restart_agent(conversation, restart),
+                group=f"agent-{conversation.mode}",
+                exclusive=True,
+                exit_on_error=False,
+            )
+            return
+        try:
+            await sign_in(client, choice)
+        except AuthFailed as error:
+            session.notice("error", "Not signed in", str(error))
+            return
+        if self.store is not None:
+            self.store.remember_auth(name, choice.id)
+        session.notice("info", f"Signed in again: {again}")
 
     async def _choose_sign_in(
         self, choices: list[AuthChoice], remembered: str | None
@@ -808,8 +833,18 @@ class AcpApp(App[int]):
         async def delete(doomed: SessionEntry) -> None:
             await delete_session(client, self.store, name, self.options.cwd, doomed)
 
-        deletes = agent_deletes(client)
-        picker = SessionsScreen(entries, current, delete=delete, agent_deletes=deletes)
+        elsewhere = frozenset(
+            c.session.id
+            for c in self.conversations
+            if c.session is not None and c is not conversation
+        )
+        picker = SessionsScreen(
+            entries,
+            current,
+            delete=delete,
+            agent_deletes=agent_deletes(client),
+            open_elsewhere=elsewhere,
+        )
         entry = await self.push_screen_wait(picker)
         if entry is None or entry.session_id == current:
             return

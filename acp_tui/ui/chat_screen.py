@@ -23,7 +23,7 @@ from acp_tui.attachments import Attachment, clipboard_image, image_from_file
 from acp_tui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
 from acp_tui.protocol.content import ContentBlock, text_block
 from acp_tui.protocol.images import ImageError
-from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
+from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
 from acp_tui.protocol.updates import display_order
 from acp_tui.session.reducer import Change
 from acp_tui.ui.browser import open_in_browser
@@ -302,16 +302,16 @@ class ChatScreen(Screen[None]):
             await checkpoints.before_turn(session, text)
             # `prompt` marks the session busy before its first await: show it once it has.
             self.call_later(self._sync_busy)
-            from acp_tui.auth import AuthFailed
-
             try:
-                stop_reason = await self.app.prompt_signed_in(session, blocks)
+                stop_reason = await session.prompt(blocks)
             except ConnectionClosed:
                 pass  # the agent is gone; the controller has said so in the transcript
             except RpcError as error:
-                session.notice("error", "The agent failed the prompt", error.message)
-            except AuthFailed as error:
-                session.notice("error", "Not signed in: the prompt was not answered", str(error))
+                if error.code == AUTH_REQUIRED:
+                    session.notice("warning", "The agent asks you to sign in again", error.message)
+                    await self.app.sign_in_again(session)
+                else:
+                    session.notice("error", "The agent failed the prompt", error.message)
             await checkpoints.after_turn(session)
         finally:
             self._sending = False

@@ -51,14 +51,18 @@ class SessionsScreen(Dialog[SessionEntry | None]):
         *,
         delete: Deleter | None = None,
         agent_deletes: bool = False,
+        open_elsewhere: frozenset[str] = frozenset(),
     ) -> None:
         super().__init__()
         self.entries = entries
         self.current = current
         self._delete = delete
         self._agent_deletes = agent_deletes
+        self._open_elsewhere = open_elsewhere
+        """Sessions other conversations show (and record): not deleted under them."""
         self._armed: SessionEntry | None = None
         """The entry a first Delete picked: a second one deletes it."""
+        self._deleting_now = False
 
     def compose(self) -> ComposeResult:
         with Vertical() as box:
@@ -112,8 +116,12 @@ class SessionsScreen(Dialog[SessionEntry | None]):
         if self._delete is None or highlighted is None:
             return
         index, entry = highlighted
+        if self._deleting_now:
+            return
         if entry.session_id == self.current:
             self._say("This is the session shown: open another one first.")
+        elif entry.session_id in self._open_elsewhere:
+            self._say("Another conversation shows this session: close it there first.")
         elif entry.record is None and not self._agent_deletes:
             self._say("The agent cannot delete its sessions (and acp-tui has no record of it).")
         elif self._armed is not entry:
@@ -123,14 +131,17 @@ class SessionsScreen(Dialog[SessionEntry | None]):
             self._armed = None
             self._deleting(index, entry)
 
-    @work(exclusive=True, group="delete-session", exit_on_error=False)
+    @work(group="delete-session", exit_on_error=False)
     async def _deleting(self, index: int, entry: SessionEntry) -> None:
         assert self._delete is not None
+        self._deleting_now = True  # one at a time: a second Delete waits for this one
         try:
             await self._delete(entry)
         except RpcError as error:
             self._say(f"The agent did not delete it: {error.message}")
             return
+        finally:
+            self._deleting_now = False
         options = self.query_one(OptionList)
         if entry.in_agent and not self._agent_deletes:
             entry.record = None
