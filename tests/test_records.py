@@ -24,6 +24,7 @@ from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLoca
 from acp_tui.protocol.updates import (
     AgentMessageChunk,
     AgentThoughtChunk,
+    CompactionUpdate,
     Plan,
     PlanContent,
     PlanEntry,
@@ -38,6 +39,7 @@ from acp_tui.records.codec import encode_item, restore_state
 from acp_tui.records.store import PAGE_SIZE
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentInfo, ClientOptions, Session
+from acp_tui.session.state import Notice
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
 
@@ -234,6 +236,21 @@ def test_saves_are_checkpointed_on_a_thread_of_their_own(tmp_path: Path) -> None
     store.close()
     assert not checkpointer._thread.is_alive()
     assert not any(thread is checkpointer._thread for thread in threading.enumerate())
+
+
+async def test_a_compaction_restored_from_the_record_is_patched_in_place(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    session.emit(reducer.begin_turn(session.state, [text_block("/compact")]))
+    session.apply(CompactionUpdate(compaction_id="c1", status="in_progress"))
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    recorder.close()
+    [record] = store.conversations()
+    state, _ = restore_state("s1", store.items(record.id), record.meta)
+    reducer.apply(state, CompactionUpdate(compaction_id="c1", status="completed"))
+    notices = [item for item in state.timeline if isinstance(item, Notice)]
+    assert [(n.title, n.key) for n in notices] == [("Context compacted", "c1")]
 
 
 def test_markdown_export(tmp_path: Path) -> None:

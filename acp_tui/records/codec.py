@@ -16,6 +16,7 @@ from msgspec import UNSET
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.updates import Cost
 from acp_tui.session.state import (
+    Compaction,
     Message,
     Notice,
     PlanState,
@@ -169,6 +170,8 @@ def restore_state(
             state.tool_calls[item.id] = item
         elif isinstance(item, PlanState):
             state.plans[item.id] = item
+        elif isinstance(item, Notice) and item.severity == "compaction" and item.key:
+            state.compactions[item.key] = Compaction(item)
     if meta:
         try:
             saved = _decode_meta.decode(meta)

@@ -515,7 +515,8 @@ COMPACTION_TITLES = {
 def _compaction_for(state: s.SessionState, compaction_id: str) -> s.Compaction:
     compaction = state.compactions.get(compaction_id)
     if compaction is None:
-        notice = s.Notice("compaction", COMPACTION_TITLES["in_progress"], None, state.turn)
+        title = COMPACTION_TITLES["in_progress"]
+        notice = s.Notice("compaction", title, None, state.turn, key=compaction_id)
         compaction = state.compactions[compaction_id] = s.Compaction(notice)
         _add(state, notice)
         state.last_message = None

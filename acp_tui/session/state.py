@@ -88,6 +88,8 @@ class Notice(_Item):
     title: str
     detail: str | None = None
     turn: int = 0
+    key: str | None = None
+    """The agent's id for what it stands for, when it has one (a compaction's)."""
 
 
 @dataclass(slots=True)
