@@ -174,6 +174,23 @@ async def test_block_keys_cross_the_window(tmp_path: Path) -> None:
         assert not isinstance(app.focused, Block)
 
 
+async def test_a_page_never_starts_behind_the_view(tmp_path: Path) -> None:
+    """A place kept while a page glides (blocks above measured) can leave the scroll target
+    behind the view; the next page goes a page on from what is shown, not from there."""
+    async with long_history(tmp_path, 300) as (app, pilot):
+        transcript = app.chat.query_one(Transcript)
+        transcript.scroll_to(y=100, animate=False, immediate=True)
+        await pilot.pause()
+        page = transcript.scrollable_content_region.height
+        transcript.set_reactive(Transcript.scroll_target_y, 70.5)
+        await pilot.press("pagedown")
+        assert transcript.scroll_target_y == 100 + page
+        shown = transcript.scroll_y
+        transcript.set_reactive(Transcript.scroll_target_y, shown + 30.5)
+        await pilot.press("pageup")
+        assert transcript.scroll_target_y == shown - page
+
+
 async def test_pages_only_scroll_between_batches_and_a_held_key_pages_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

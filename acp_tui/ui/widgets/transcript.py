@@ -607,9 +607,13 @@ class Transcript(VerticalScroll, can_focus=False):
     def scroll_pages(self, pages: int) -> None:
         """Scroll by whole screens from where the last scroll is heading, so that a held
         key pages on before the page before is drawn (Textual's `scroll_page_down` starts
-        from where the view is, and only after the next refresh)."""
+        from where the view is, and only after the next refresh). Never from behind the
+        view: a place kept (`_keep_place`) while a page glides there leaves the target
+        behind it, and a page from there moved a few lines (9 of 32, on a busy machine)."""
         height = self.scrollable_content_region.height
-        self.scroll_to(y=self.scroll_target_y + pages * height, immediate=True)
+        target, shown = self.scroll_target_y, self.scroll_y
+        start = max(target, shown) if pages > 0 else min(target, shown)
+        self.scroll_to(y=start + pages * height, immediate=True)
 
     def _focus_block(self, block: Widget) -> None:
         if block.is_attached:
