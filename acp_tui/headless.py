@@ -397,8 +397,12 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
     if isinstance(item, PlanState):
         return {"type": "plan", "id": item.id, "entries": item.entries, "text": item.text}
     if isinstance(item, Notice):
-        event = {"type": "notice", "severity": item.severity, "title": item.title}
-        event["detail"] = item.detail
+        event = {
+            "type": "notice",
+            "severity": item.severity,
+            "title": item.title,
+            "detail": item.detail,
+        }
         if item.key is not None:  # one the agent patches in place: a compaction
             event["id"] = item.key
         return event

@@ -124,7 +124,7 @@ async def delete_session(
     """Delete `entry` wherever it can be: from the agent's list (when `agent_deletes`), and
     every record acp-tui has of it here. Raises RpcError when the agent refused (the records
     are then kept too)."""
-    if entry.in_agent and client is not None and agent_deletes(client):
+    if entry.in_agent and client is not None and client.info.supports("delete"):
         await client.delete_session(entry.session_id)
     if store is not None and entry.record is not None:
         for record in store.conversations(agent=agent, workspace=str(workspace), limit=100_000):

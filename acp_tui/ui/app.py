@@ -580,6 +580,12 @@ class AcpApp(App[int]):
         except AuthFailed as error:
             session.notice("error", "Not signed in", str(error))
             return
+
+        async def signed_in() -> None:
+            await sign_in(client, choice, run_terminal=self._run_terminal)
+            if self.store is not None:
+                self.store.remember_auth(name, choice.id)
+
         again = "send your prompt again (↑ brings it back)"
         if choice.type != "agent":
             session.notice(
@@ -587,26 +593,18 @@ class AcpApp(App[int]):
                 f"Signing in with {choice.name or choice.id}",
                 f"The agent restarts with it and the session is reopened: then {again}.",
             )
-
-            async def restart() -> None:
-                await sign_in(client, choice, run_terminal=self._run_terminal)
-                if self.store is not None:
-                    self.store.remember_auth(name, choice.id)
-
             self.run_worker(
-                self._restart_agent(conversation, restart),
+                self._restart_agent(conversation, signed_in),
                 group=f"agent-{conversation.mode}",
                 exclusive=True,
                 exit_on_error=False,
             )
             return
         try:
-            await sign_in(client, choice)
+            await signed_in()
         except AuthFailed as error:
             session.notice("error", "Not signed in", str(error))
             return
-        if self.store is not None:
-            self.store.remember_auth(name, choice.id)
         session.notice("info", f"Signed in again: {again}")
 
     async def _choose_sign_in(

@@ -2,38 +2,36 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 
 def tool_calls(events: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each tool call as it stands after `events`, by id: the first event about a call has all
     of it, each later one what changed (`append`: one content item added)."""
-    calls: dict[str, dict[str, Any]] = {}
-    for event in events:
-        if event["type"] != "tool_call":
-            continue
-        call = calls.setdefault(event["id"], {})
-        fields = dict(event)
-        if "append" in fields:
-            call["content"] = [*call["content"], fields.pop("append")]
-        call.update(fields)
-    return calls
+    return _folded(events, "tool_call", "content", lambda content, item: [*content, item])
 
 
 def terminals(events: Iterable[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each terminal as it stands after `events`, by id: the first event about one has all of
     it, each later one what changed (`append`: output added to `output`)."""
-    shown: dict[str, dict[str, Any]] = {}
+    return _folded(events, "terminal", "output", lambda output, text: output + text)
+
+
+def _folded(
+    events: Iterable[dict[str, Any]], kind: str, grows: str, add: Callable[[Any, Any], Any]
+) -> dict[str, dict[str, Any]]:
+    """The `kind` events folded by id: fields replace, `append` is added to `grows`."""
+    folded: dict[str, dict[str, Any]] = {}
     for event in events:
-        if event["type"] != "terminal":
+        if event["type"] != kind:
             continue
-        terminal = shown.setdefault(event["id"], {})
+        item = folded.setdefault(event["id"], {})
         fields = dict(event)
         if "append" in fields:
-            terminal["output"] += fields.pop("append")
-        terminal.update(fields)
-    return shown
+            item[grows] = add(item[grows], fields.pop("append"))
+        item.update(fields)
+    return folded
 
 
 def stop_reasons(events: Iterable[dict[str, Any]]) -> list[str | None]:
