@@ -81,9 +81,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--elicitation",
-        choices=("decline", "cancel"),
-        default="decline",
-        help="headless: how to answer the agent's questions (elicitation; default: decline)",
+        choices=("off", "decline", "cancel"),
+        default="off",
+        help="headless: off (the default) offers the agent no questions (elicitation), so it "
+        "asks in its answer or decides itself; decline or cancel offers them and answers so",
     )
     parser.add_argument("--transcript", type=Path, help="record every JSON-RPC message here")
     parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")

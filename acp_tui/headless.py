@@ -74,8 +74,9 @@ class HeadlessOptions:
     prompts: list[str]
     output_format: str = "text"
     permission: str = "ask"
-    elicitation: str = "decline"
-    """How the agent's questions (`elicitation/create`) are answered: decline or cancel."""
+    elicitation: str = "off"
+    """Whether the agent may ask questions (`elicitation/create`), and how they are answered:
+    off (not advertised: nobody is there to answer), decline or cancel."""
     auth: str | None = None
     mode: str | None = None
     model: str | None = None
@@ -457,7 +458,7 @@ class HeadlessRun:
             argv,
             client_options,
             decide_permission=self._decide_permission,
-            decide_elicitation=self._decide_elicitation,
+            decide_elicitation=None if options.elicitation == "off" else self._decide_elicitation,
             on_problem=self._warn,
         )
         self.session: Session | None = None

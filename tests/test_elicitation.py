@@ -321,8 +321,21 @@ async def test_an_unadvertised_mode_is_refused(tmp_path: Path) -> None:
 
 
 @VERSIONS
-async def test_headless_declines_by_default_and_reports_it(tmp_path: Path, version: int) -> None:
-    run = await acp_tui(tmp_path, version, "-p", "/ask", "--output-format", "jsonl")
+async def test_headless_offers_no_questions_by_default(tmp_path: Path, version: int) -> None:
+    """Nobody is there to answer: elicitation is not advertised, and the agent says it
+    cannot ask (Claude Code drops its AskUserQuestion tool: `test_real_agents`)."""
+    run = await acp_tui(tmp_path, version, "-p", "/ask")
+    assert run.status == 0, run.err
+    assert "does not advertise **form** elicitation" in run.out
+    assert "the agent asked" not in run.err
+    run.assert_agent_valid()
+
+
+@VERSIONS
+async def test_headless_declines_when_told_and_reports_it(tmp_path: Path, version: int) -> None:
+    run = await acp_tui(
+        tmp_path, version, "-p", "/ask", "--output-format", "jsonl", "--elicitation", "decline"
+    )
     assert run.status == 0, run.err
     [event] = [e for e in run.events() if e["type"] == "elicitation"]
     assert event["action"] == "decline"

@@ -314,10 +314,30 @@ async def test_claude_over_acp_v2_runs_a_shell_step(
     assert_sent_messages_valid(run, version=2)
 
 
+async def test_claude_asks_no_questions_headless(
+    claude: RealAgent, model: FakeModel, tmp_path: Path, workspace: Path
+) -> None:
+    """Headless offers no elicitation, so Claude keeps AskUserQuestion from its model: a
+    script's run is never stopped by a question nobody can answer."""
+    mark = model.mark()
+    run = await headless(claude, model, tmp_path, "hello")
+    assert run.status == 0, run.explain()
+    offered = [
+        {tool.get("name") for tool in request.body.get("tools", [])}
+        for request in model.since(mark)
+        if isinstance(request.body, dict)
+    ]
+    assert any("Bash" in tools for tools in offered), offered  # the main loop's request
+    assert not any("AskUserQuestion" in tools for tools in offered), offered
+    [initialize] = [m for m in run.messages("send") if m.get("method") == "initialize"]
+    assert "elicitation" not in initialize["params"]["clientCapabilities"]
+    assert_sent_messages_valid(run)
+
+
 async def test_claudes_question_is_declined_headless(
     claude: RealAgent, model: FakeModel, tmp_path: Path, workspace: Path
 ) -> None:
-    run = await headless(claude, model, tmp_path, ASK)
+    run = await headless(claude, model, tmp_path, ASK, options=("--elicitation", "decline"))
     assert run.status == 0, run.explain()
     [event] = [e for e in run.events if e["type"] == "elicitation"]
     assert (event["mode"], event["action"]) == ("form", "decline")
