@@ -24,7 +24,7 @@ import pytest
 
 from acp_tui.session.controller import ClientOptions
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import send, wait_idle, wait_question, wait_started
+from acp_tui.ui.pilot import send, wait_idle, wait_question, wait_started, wait_until
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.message import AgentMessage
 from tests.support import jsonl, real_agents
@@ -391,6 +391,33 @@ async def test_tui_answers_claudes_question(
         await wait_idle(app, pilot, timeout=60)
     results = "\n".join(model.tool_results_since(mark))
     assert '"Which database should I use?"="SQLite"' in results, results
+    assert_sent_messages_valid(Run(0, [], "", tmp_path / "transcript.jsonl"))
+
+
+async def test_tui_forks_a_claude_session(
+    claude: RealAgent,
+    model: FakeModel,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`session/fork`, which Claude offers: the fork shows the history, and Claude carries the
+    conversation over: the model's next request holds the turn before the fork."""
+    app = claude_app(claude, model, tmp_path, workspace, monkeypatch)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot, timeout=60)
+        await send(app, pilot, "the tortoise wins")
+        await wait_idle(app, pilot, timeout=60)
+        source = app.session
+        assert app.can_fork
+        app.action_fork()
+        await wait_until(pilot, lambda: app.session is not source, timeout=60)
+        assert "the tortoise wins" in message_texts(app)
+        mark = model.mark()
+        await send(app, pilot, "and the hare?")
+        await wait_idle(app, pilot, timeout=60)
+        asked = [json.dumps(request.body) for request in model.since(mark)]
+        assert any("the tortoise wins" in body and "and the hare?" in body for body in asked)
     assert_sent_messages_valid(Run(0, [], "", tmp_path / "transcript.jsonl"))
 
 

@@ -126,6 +126,34 @@ def test_v1_only_client_method_has_no_v2_definition() -> None:
         validate_message(read, version=2, sender="agent")
 
 
+@pytest.mark.parametrize("version", [1, 2])
+def test_unstable_methods_acp_tui_uses_are_checked_against_the_unstable_schema(
+    version: int,
+) -> None:
+    """`session/fork` is in the unstable schema only: checked there, both ways. Other
+    unstable methods stay unknown."""
+    fork = {
+        "jsonrpc": "2.0",
+        "id": 3,
+        "method": "session/fork",
+        "params": {"sessionId": "s", "cwd": "/work", "mcpServers": []},
+    }
+    validate_message(fork, version=version, sender="client")
+    answer = {"jsonrpc": "2.0", "id": 3, "result": {"sessionId": "s2"}}
+    validate_message(answer, version=version, sender="agent", request_method="session/fork")
+    with pytest.raises(AssertionError, match="'cwd' is a required property"):
+        validate_message({**fork, "params": {"sessionId": "s"}}, version=version, sender="client")
+    with pytest.raises(AssertionError, match="'sessionId' is a required property"):
+        validate_message(
+            {**answer, "result": {}}, version=version, sender="agent", request_method="session/fork"
+        )
+    with pytest.raises(AssertionError, match="no request 'session/fork' for the client"):
+        validate_message(fork, version=version, sender="agent")
+    opened = {**fork, "method": "document/didOpen"}
+    with pytest.raises(AssertionError, match="has no request 'document/didOpen'"):
+        validate_message(opened, version=version, sender="client")
+
+
 def test_method_sent_by_the_wrong_side_fails() -> None:
     prompt = messages(V1_ECHO)[4]
     with pytest.raises(AssertionError, match="no request 'session/prompt' for the client"):

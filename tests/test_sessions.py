@@ -19,13 +19,14 @@ from acp_tui.records import (
     Recorder,
     RecordStore,
     find_session,
+    fork_conversation,
     list_sessions,
     open_conversation,
     recorded_state,
 )
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
-from acp_tui.session.state import Message
+from acp_tui.session.state import Message, Notice
 from tests.support.cli import run_cli
 from tests.support.schema import validate_transcript
 
@@ -124,6 +125,51 @@ async def test_resume_with_the_record_and_replay_without_it(tmp_path: Path, vers
     validate_transcript(tmp_path / "transcript-second.jsonl", version=version, sender="client")
     [record] = store.conversations()  # the same conversation, one record
     assert [text for _, text in texts(recorded_state(store, record))][-2:][0] == "and more"
+
+
+@VERSIONS
+async def test_a_fork_goes_on_apart_from_its_session(tmp_path: Path, version: int) -> None:
+    """`session/fork`: the fork shows a copy of the history, the agent remembers it there, and
+    it is recorded on its own; what happens in it leaves the session it came from as it was,
+    in acp-tui, at the agent and in the record."""
+    store = RecordStore.open(tmp_path / "h.sqlite3")
+    assert store is not None
+    agent = client(demo(tmp_path), tmp_path, version, "fork")
+    try:
+        await agent.start()
+        assert agent.info.supports("fork")
+        opened = await open_conversation(agent, store, "demo")
+        source = opened.session
+        assert await source.prompt([text_block("/title Keep me")]) == "end_turn"
+        assert await source.prompt([text_block("hello")]) == "end_turn"
+        history = texts(source.state)
+        forked = await fork_conversation(agent, store, "demo", source)
+        fork = forked.session
+        assert (forked.how, fork.state.title) == ("forked", "Keep me (fork)")
+        assert fork.id != source.id and texts(fork.state) == history
+        assert fork.state.turn == source.state.turn == 2
+        notice = fork.state.timeline[-1]
+        assert isinstance(notice, Notice) and notice.title == "A fork of the session above"
+        assert await fork.prompt([text_block("only in the fork")]) == "end_turn"
+        assert texts(source.state) == history
+        opened.close()
+        forked.close()
+        # The agent's copy: another client loading the fork gets the history, then the turn.
+        await agent.close_session(fork)
+        reloaded = await open_conversation(agent, None, "demo", session_id=fork.id)
+        assert texts(reloaded.session.state)[: len(history) + 1] == [
+            *history,
+            ("user", "only in the fork"),
+        ]
+    finally:
+        await agent.close()
+    [params] = sent(tmp_path, "fork", "session/fork")
+    assert (params["sessionId"], params["cwd"]) == (source.id, str(tmp_path))
+    validate_transcript(tmp_path / "transcript-fork.jsonl", version=version, sender="client")
+    records = {record.session_id: record for record in store.conversations()}
+    assert texts(recorded_state(store, records[source.id])) == history
+    recorded_fork = texts(recorded_state(store, records[fork.id]))
+    assert recorded_fork[: len(history) + 1] == [*history, ("user", "only in the fork")]
 
 
 async def test_the_record_carries_on_when_the_agent_lost_the_session(tmp_path: Path) -> None:

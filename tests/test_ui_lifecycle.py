@@ -331,6 +331,46 @@ async def test_the_session_picker_deletes_a_session_on_a_second_delete(
         assert old_id not in [record.session_id for record in app.store.conversations()]
 
 
+async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+P, "Fork the session": the history stays on screen under a new session, a notice
+    says so, and the next prompt goes to the fork; Ctrl+O lists both, and opening the first
+    shows it as it was."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    argv = [*DEMO_AGENT, "--speed", "0", "--data-dir", str(tmp_path / "demo")]
+    async with run(record=True, argv=argv) as (app, pilot):
+        await send(app, pilot, "title Old times")
+        await wait_idle(app, pilot)
+        await send(app, pilot, "remember the tortoise")
+        await wait_idle(app, pilot)
+        source = app.session
+        assert source is not None
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"Fork the session")
+        await pilot.pause(0.5)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.session is not source)
+        await wait_until(pilot, lambda: "A fork of the session above" in _notices(app))
+        assert "remember the tortoise" in message_texts(app)
+        assert app.session is not None and app.session.state.title == "Old times (fork)"
+        await send(app, pilot, "only in the fork")
+        await wait_idle(app, pilot)
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        picker = app.screen
+        assert isinstance(picker, SessionsScreen)
+        await pilot.pause()
+        ids = [entry.session_id for entry in picker.entries]
+        assert {source.id, app.session.id} <= set(ids)
+        picker.query_one(OptionList).highlighted = ids.index(source.id)
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.session is not None and app.session.id == source.id)
+        await wait_until(pilot, lambda: "remember the tortoise" in message_texts(app))
+        assert "only in the fork" not in message_texts(app)
+
+
 async def test_a_session_another_conversation_shows_is_not_deleted_under_it(run: Run) -> None:
     deleted: list[str] = []
 

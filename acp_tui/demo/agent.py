@@ -18,6 +18,8 @@ from __future__ import annotations
 import asyncio
 import base64
 import contextlib
+import copy
+import dataclasses
 import os
 import sys
 import traceback
@@ -114,6 +116,7 @@ class DemoAgent:
             "session/list": self.list_sessions,
             "session/close": self.close_session,
             "session/delete": self.delete_session,
+            "session/fork": self.fork_session,
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/prompt": self.prompt,
@@ -185,6 +188,7 @@ class DemoAgent:
                     "session": {
                         "prompt": {"image": {}, "audio": {}, "embeddedContext": {}},
                         "delete": {},
+                        "fork": {},
                         "additionalDirectories": {},
                     }
                 },
@@ -199,6 +203,7 @@ class DemoAgent:
                     "resume": {},
                     "close": {},
                     "delete": {},
+                    "fork": {},
                     "additionalDirectories": {},
                 },
             },
@@ -236,6 +241,30 @@ class DemoAgent:
             await session.replay()
         self._after_response(self._welcome(session))
         return session.setup_result()
+
+    async def fork_session(self, params: dict[str, Any]) -> dict[str, Any]:
+        """`session/fork`: a new session with a copy of another's history (open or saved),
+        which goes on apart from it."""
+        assert self.peer is not None
+        source_id = _require(params, "sessionId", str)
+        live = self.sessions.get(source_id)
+        source = live.record if live is not None else self.store.load(source_id)
+        if source is None:
+            raise _unknown_session(source_id)
+        cwd, extra = _roots(params)
+        fork = dataclasses.replace(
+            source,
+            session_id=SessionRecord.new(cwd, extra).session_id,
+            cwd=cwd,
+            additional_directories=extra,
+            updated_at=now_iso(),
+            history=copy.deepcopy(source.history),
+        )
+        session = LiveSession(fork, self.peer)
+        self.sessions[session.id] = session
+        self._save(session)
+        self._after_response(self._welcome(session))
+        return {"sessionId": session.id} | session.setup_result()
 
     def _reopen(self, params: dict[str, Any]) -> LiveSession:
         assert self.peer is not None

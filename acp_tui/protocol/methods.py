@@ -111,6 +111,15 @@ class LoadSessionRequest(Wire):
     additional_directories: list[str] | UnsetType = UNSET
 
 
+class ForkSessionRequest(Wire):
+    """`session/fork` (unstable): a new session with the context of `session_id`."""
+
+    session_id: str
+    cwd: str
+    mcp_servers: list[dict[str, Any]] | UnsetType = UNSET
+    additional_directories: list[str] | UnsetType = UNSET
+
+
 class ReplayFrom(msgspec.Struct, tag_field="type", tag="start"):
     pass
 
@@ -135,7 +144,7 @@ class SessionModeState(Wire):
 
 
 class SessionSetup(Wire):
-    """The result of session/new, load and resume (load may answer `null`)."""
+    """The result of session/new, load, resume and fork (load may answer `null`)."""
 
     session_id: str | None = None
     modes: SessionModeState | None = None

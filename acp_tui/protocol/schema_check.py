@@ -17,8 +17,10 @@ and a response against the entry of the request it answers, handled by the respo
 
 Extension methods (`_`-prefixed) are accepted unchecked, as the protocol allows them; any other
 method without an entry for that version, kind and side fails, which catches e.g. a v1-only
-`fs/read_text_file` request sent on a v2 connection. A failure raises `SchemaViolation`, which
-says where and why in one line. Used by `acp-tui check`, the live protocol check and the tests.
+`fs/read_text_file` request sent on a v2 connection. The few methods acp-tui uses that only
+the unstable schema has (`UNSTABLE_METHODS`) are checked against that one. A failure raises
+`SchemaViolation`, which says where and why in one line. Used by `acp-tui check`, the live
+protocol check and the tests.
 """
 
 from __future__ import annotations
@@ -40,7 +42,10 @@ Sender = Literal["client", "agent"]
 Kind = Literal["request", "notification", "response"]
 
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
-"""The official schemas, `v1.json` and `v2.json`; see `schemas/SOURCE.md`."""
+"""The official schemas, `v1.json` and `v2.json` (and their unstable editions); see
+`schemas/SOURCE.md`."""
+UNSTABLE_METHODS = frozenset({"session/fork"})
+"""Methods acp-tui uses that are in the unstable schema only."""
 
 _KIND_BY_SUFFIX: dict[str, Kind] = {
     "Request": "request",
@@ -60,6 +65,7 @@ class _VersionSchema:
     """Keyed by (kind, x-method, x-side)."""
     error: Validator
     request_id: Validator
+    unstable: bool = False
 
     def lookup(self, kind: Kind, method: str, handled_by: Sender) -> Validator | None:
         """The validator for `method`'s `kind` as handled by `handled_by`, if the schema has one."""
@@ -67,17 +73,20 @@ class _VersionSchema:
             validator = self.by_method.get((kind, method, side))
             if validator is not None:
                 return validator
+        if method in UNSTABLE_METHODS and not self.unstable:
+            return _load(self.version, unstable=True).lookup(kind, method, handled_by)
         return None
 
 
 @functools.cache
-def _load(version: int) -> _VersionSchema:
-    """Read and compile the schema of `version` once per process."""
-    path = SCHEMA_DIR / f"v{version}.json"
+def _load(version: int, *, unstable: bool = False) -> _VersionSchema:
+    """Read and compile the schema of `version` (its unstable edition) once per process."""
+    edition = ".unstable" if unstable else ""
+    path = SCHEMA_DIR / f"v{version}{edition}.json"
     if not path.is_file():
         raise ValueError(f"no ACP schema for version {version!r} (looked for {path})")
     root = json.loads(path.read_text(encoding="utf-8"))
-    base_uri = f"urn:acp:schema:v{version}"
+    base_uri = f"urn:acp:schema:v{version}{edition}"
     registry = Registry().with_resource(base_uri, Resource.from_contents(root))
     validator_class = validator_for(root)
 
@@ -93,7 +102,9 @@ def _load(version: int) -> _VersionSchema:
         if key in by_method:
             raise ValueError(f"ACP v{version} schema: two $defs for {key}")
         by_method[key] = compile_def(name)
-    return _VersionSchema(version, by_method, compile_def("Error"), compile_def("RequestId"))
+    return _VersionSchema(
+        version, by_method, compile_def("Error"), compile_def("RequestId"), unstable
+    )
 
 
 def _kind_of(def_name: str) -> Kind:

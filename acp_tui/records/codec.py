@@ -148,6 +148,15 @@ def encode_meta(state: SessionState) -> bytes:
     )
 
 
+def copy_state(state: SessionState) -> SessionState:
+    """What a record keeps of `state` (its items, title, turns and usage), as a new state of
+    its own: a forked session's history, which goes on apart from the one it came from."""
+    items = [*state.timeline, *state.terminals.values()]
+    rows = [(seq, *encode_item(item)) for seq, item in enumerate(items, 1)]
+    copy, _rows = restore_state(state.session_id, rows, encode_meta(state))
+    return copy
+
+
 def restore_state(
     session_id: str, rows: list[tuple[int, str, bytes]], meta: bytes | None
 ) -> tuple[SessionState, dict[int, int]]:

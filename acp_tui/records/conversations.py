@@ -25,7 +25,7 @@ from typing import Literal
 from acp_tui.auth import Chooser, TerminalRunner, with_sign_in
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
-from acp_tui.records.codec import restore_state
+from acp_tui.records.codec import copy_state, restore_state
 from acp_tui.records.recorder import Recorder
 from acp_tui.records.store import ConversationRecord, RecordStore, parse_time
 from acp_tui.session.controller import AgentClient, Session
@@ -138,7 +138,7 @@ class NothingToResume(LookupError):
 
 # -- opening ----------------------------------------------------------------------------------
 
-How = Literal["new", "resumed", "loaded", "record"]
+How = Literal["new", "resumed", "loaded", "record", "forked"]
 
 
 @dataclass(slots=True)
@@ -150,7 +150,8 @@ class Opened:
     how: How
     """`new`; `resumed` (no replay: the history shown is acp-tui's record, if any); `loaded`
     (the agent replayed the history); `record` (the agent could not reopen it: the record is
-    shown, and the conversation goes on in a new agent session)."""
+    shown, and the conversation goes on in a new agent session); `forked` (a new session
+    that goes on from another, whose history it shows)."""
     notice: str | None = None
     """What to tell the user about how it was opened (also added to the transcript)."""
     warnings: list[str] = field(default_factory=list)
@@ -215,6 +216,24 @@ async def open_conversation(
         notice = "The agent resumed this session without replaying it: its history is not shown."
         session.notice("info", notice)
     return Opened(session, recorder, "resumed", notice)
+
+
+async def fork_conversation(
+    client: AgentClient, store: RecordStore | None, agent: str, source: Session
+) -> Opened:
+    """A new session that goes on from where `source` is (`session/fork`: the agent carries
+    its context over), showing a copy of `source`'s history and recorded as a conversation
+    of its own. `source` and its record stay as they were. Raises RpcError."""
+    state = copy_state(source.state)
+    if state.title:
+        state.title = f"{state.title} (fork)"
+    session = await client.fork_session(source, state)
+    notice = (
+        f"Forked from session {source.id}: the agent remembers everything above, and what "
+        "you do here does not change that session (Ctrl+O opens it again)."
+    )
+    session.notice("info", "A fork of the session above", notice)
+    return Opened(session, _record(store, session, agent, client), "forked", notice)
 
 
 async def _continue_from_record(

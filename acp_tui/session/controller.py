@@ -131,7 +131,7 @@ class AgentInfo:
 
     def supports(self, feature: str) -> bool:
         """`load`, `resume`, `list`, `close`, `logout`, `image`, `audio`, `embedded_context`,
-        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`, `delete`."""
+        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`, `delete`, `fork`."""
         if feature == "logout":
             # v2: an agent with sign-in methods must take `auth/logout`.
             if self.protocol_version >= 2:
@@ -142,7 +142,7 @@ class AgentInfo:
             if self.protocol_version >= 2:
                 return kind != "sse" and self._marker("session", "mcp", kind) is not None
             return kind == "stdio" or self._marker("mcpCapabilities", kind) is True
-        if feature in ("additional_directories", "delete"):
+        if feature in ("additional_directories", "delete", "fork"):
             key = {"additional_directories": "additionalDirectories"}.get(feature, feature)
             where = "session" if self.protocol_version >= 2 else "sessionCapabilities"
             return self._marker(where, key) is not None
@@ -670,6 +670,22 @@ class AgentClient:
             ) from None
         if not setup.session_id:
             raise RpcError(INVALID_PARAMS, "the agent answered session/new without a sessionId")
+        session = self._register(setup.session_id, state)
+        session.apply_setup(setup)
+        return session
+
+    async def fork_session(self, source: Session, state: SessionState) -> Session:
+        """A new session that starts where `source` is (`session/fork`, when `supports` it):
+        the agent carries its context over, and `state` (a copy of `source`'s) is what the
+        new session shows of it. `source` goes on as it was."""
+        servers: list[dict[str, Any]] | msgspec.UnsetType = self._mcp_servers()
+        if self.info.protocol_version >= 2:
+            servers = servers or msgspec.UNSET
+        cwd, roots = str(self.options.cwd), self._additional_directories()
+        params = m.ForkSessionRequest(source.id, cwd, servers, roots)
+        setup = await self.request("session/fork", params, m.SessionSetup)
+        if not setup.session_id:
+            raise RpcError(INVALID_PARAMS, "the agent answered session/fork without a sessionId")
         session = self._register(setup.session_id, state)
         session.apply_setup(setup)
         return session

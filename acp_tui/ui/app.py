@@ -889,6 +889,45 @@ class AcpApp(App[int]):
         conversation.session = opened.session
         chat.attach(opened.session)
 
+    @property
+    def can_fork(self) -> bool:
+        client = self.client
+        return (
+            client is not None
+            and self.session is not None
+            and self.agent_running
+            and client.info.supports("fork")
+        )
+
+    @work(group="sessions", exclusive=True, exit_on_error=False)
+    async def action_fork(self) -> None:
+        """Go on in a fork of the shown session (`session/fork`): a new session that starts
+        where this one is, with its history; this one stays as it is, for Ctrl+O."""
+        from acp_tui.records import fork_conversation
+
+        conversation, chat = self.conversation, self.chat
+        client, source = conversation.client, conversation.session
+        if client is None or source is None or not self.can_fork:
+            self.notify("This agent cannot fork sessions.", title="No fork")
+            return
+        if source.busy:
+            self.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
+            return
+        try:
+            opened = await fork_conversation(
+                client, self.store, self._agent_name(conversation), source
+            )
+        except RpcError as error:
+            self.notify(error.message, title="The session could not be forked", severity="error")
+            return
+        if conversation.opened is not None:
+            conversation.opened.close()
+        with contextlib.suppress(Exception):
+            await client.close_session(source)
+        conversation.opened = opened
+        conversation.session = opened.session
+        chat.attach(opened.session)
+
     async def continue_before(self, turn: int) -> None:
         """After a rewind to before `turn`: go on in a new session with the same agent (ACP
         cannot make an agent forget turns), its first prompt carrying a summary of the turns

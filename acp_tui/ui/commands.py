@@ -60,6 +60,12 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
     yield SystemCommand(
         "Sessions", "Open an earlier session in this workspace (Ctrl+O)", app.action_sessions
     )
+    if app.can_fork and not busy:
+        yield SystemCommand(
+            "Fork the session",
+            "Go on in a new session that starts from here; this one stays as it is (Ctrl+O)",
+            app.action_fork,
+        )
     if not app.picker_open:
         yield SystemCommand(
             "New conversation",
