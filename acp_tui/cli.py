@@ -73,6 +73,12 @@ def build_parser() -> argparse.ArgumentParser:
         "this agent in this workspace)",
     )
     parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="with --resume: go on in a fork of that session (session/fork), which stays as "
+        "it was: e.g. -p 'summarize this' without adding to it",
+    )
+    parser.add_argument(
         "--permission",
         choices=("ask", "allow", "reject"),
         default=None,
@@ -163,7 +169,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_tui import commands
 
         return commands.run(ours[0], ours[1:], agent_command)
-    args = build_parser().parse_args(ours)
+    parser = build_parser()
+    args = parser.parse_args(ours)
+    if args.fork and args.resume is None:
+        parser.error("--fork forks the session --resume opens: give both")
     if args.config_path:
         print(config_path())
         return 0
@@ -198,6 +207,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         agent,
         permission,
         resume=args.resume,
+        fork=args.fork,
         record=not args.no_record,
         auth=args.auth,
         mode=args.mode,
@@ -230,6 +240,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cancel_grace=args.cancel_grace,
             agent=agent,
             resume=args.resume,
+            fork=args.fork,
             record=not args.no_record,
             checkpoints=not args.no_checkpoints,
         )

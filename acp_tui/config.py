@@ -199,6 +199,8 @@ class Startup:
     permission: Mode
     resume: str | None = None
     """`--resume`: a session id (or prefix), "" for the latest; None for a new session."""
+    fork: bool = False
+    """`--fork`: go on in a fork of the session `resume` names (`session/fork`)."""
     record: bool = True
     """Keep a local record of the conversation (`--no-record` turns it off)."""
     auth: str | None = None

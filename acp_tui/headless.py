@@ -86,6 +86,8 @@ class HeadlessOptions:
     its rules, mode and model apply. None: an unnamed agent (the command line is its name)."""
     resume: str | None = None
     """Continue a session: its id (or a prefix), "" for the most recent one; None: a new one."""
+    fork: bool = False
+    """Go on in a fork of the `resume` session (`session/fork`), which stays as it was."""
     record: bool = True
     """Keep a local record of the conversation (see `acp_tui.records`)."""
     checkpoints: bool = True
@@ -567,6 +569,7 @@ class HeadlessRun:
                 self.store,
                 agent.name,
                 resume=options.resume,
+                fork=options.fork,
                 auth=options.auth,
                 run_terminal=self._run_terminal if sys.stdin and sys.stdin.isatty() else None,
                 # The config's defaults, unless given on the command line (then strictly).

@@ -252,6 +252,21 @@ async def sessions(app: AcpApp, pilot: Pilot[int]) -> None:
     await pilot.pause(0.2)
 
 
+async def fork(app: AcpApp, pilot: Pilot[int]) -> None:
+    """A turn, then "Fork the session" (Ctrl+P): the history stays, a notice says what the
+    fork is, and the next prompt goes to the fork."""
+    await send(app, pilot, "/title Release notes")
+    await wait_idle(app, pilot)
+    await send(app, pilot, "plan")
+    await wait_idle(app, pilot)
+    source = app.session
+    app.action_fork()
+    await wait_until(pilot, lambda: app.session is not source)
+    await send(app, pilot, "hello")
+    await wait_idle(app, pilot)
+    await pilot.pause(0.2)
+
+
 async def picker(app: AcpApp, pilot: Pilot[int]) -> None:
     """Ctrl+N on the registry snapshot acp-tui ships (never the network), a configured agent."""
     from acp_tui.ui.screens.agent_picker import AgentPickerScreen
@@ -403,6 +418,7 @@ SCENES: dict[str, Scene] = {
     "changes": changes,
     "rewind": rewind,
     "sessions": sessions,
+    "fork": fork,
 }
 AGENTS: dict[str, Callable[[Path, Path], list[str]]] = {"sessions": _earlier_sessions}
 """Scenes on a demo agent set up beforehand: its command line."""

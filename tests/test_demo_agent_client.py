@@ -149,6 +149,38 @@ async def test_allowed_directories_are_the_sessions_other_roots(
         assert validate_transcript(transcript, version=version, sender="client") > 0
 
 
+@VERSIONS
+async def test_a_resumed_session_forked_headless_stays_as_it_was(
+    tmp_path: Path, version: int
+) -> None:
+    """`--resume --fork -p …` (a summary, say): the prompt goes to a fork, recorded on its own,
+    and the session resumed gets nothing of it."""
+    from acp_tui.records import RecordStore, recorded_state
+    from acp_tui.session.state import Message
+
+    first = await acp_tui(tmp_path, version, "-p", "hello")
+    assert first.status == 0, first.err
+    forked = await acp_tui(tmp_path, version, "--resume", "--fork", "-p", "only in the fork")
+    assert forked.status == 0, forked.err
+    assert "only in the fork" in forked.out
+    [fork] = sent(forked.transcript, "session/fork")
+    assert validate_transcript(forked.transcript, version=version, sender="client") > 0
+    store = RecordStore.open(tmp_path / "data" / "acp-tui" / "history.sqlite3")
+    assert store is not None
+    said = {
+        record.session_id: [
+            item.text
+            for item in recorded_state(store, record).timeline
+            if isinstance(item, Message) and item.role == "user"
+        ]
+        for record in store.conversations()
+    }
+    assert said.pop(fork["sessionId"]) == ["hello"]
+    assert list(said.values()) == [["hello", "only in the fork"]]
+    alone = await acp_tui(tmp_path, version, "--fork", "-p", "hello")
+    assert alone.status == 2 and "--fork forks the session --resume opens" in alone.err
+
+
 def test_more_roots_only_for_an_agent_that_takes_them() -> None:
     for version, capabilities in (
         (1, {"sessionCapabilities": {"additionalDirectories": {}}}),

@@ -24,7 +24,7 @@ from typing import Literal
 
 from acp_tui.auth import Chooser, TerminalRunner, with_sign_in
 from acp_tui.protocol import methods as m
-from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
+from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, METHOD_NOT_FOUND, ConnectionClosed, RpcError
 from acp_tui.records.codec import copy_state, restore_state
 from acp_tui.records.recorder import Recorder
 from acp_tui.records.store import ConversationRecord, RecordStore, parse_time
@@ -308,6 +308,7 @@ async def start_conversation(
     agent: str,
     *,
     resume: str | None = None,
+    fork: bool = False,
     auth: str | None = None,
     choose: Chooser | None = None,
     run_terminal: TerminalRunner | None = None,
@@ -316,9 +317,9 @@ async def start_conversation(
 ) -> Opened:
     """Everything a front end does to get a session on a started client: pick the session
     `resume` names (an id or a prefix; "" for the most recent; None for a new session), open
-    it signed in (`auth`, else as `acp_tui.auth.with_sign_in` says), and switch a new one to
-    `mode` and `model` (the agent's defaults from the config: a value the agent does not
-    offer becomes a warning notice, not an error).
+    it signed in (`auth`, else as `acp_tui.auth.with_sign_in` says), with `fork` go on in a
+    fork of it, and switch a new one to `mode` and `model` (the agent's defaults from the
+    config: a value the agent does not offer becomes a warning notice, not an error).
 
     Raises NothingToResume, AuthRequired / AuthFailed, RpcError."""
     session_id: str | None = None
@@ -340,6 +341,8 @@ async def start_conversation(
         choose=choose,
         run_terminal=run_terminal,
     )
+    if fork:
+        opened = await _fork_instead(client, store, agent, opened)
     if opened.how == "new":
         for category, value in (("mode", mode), ("model", model)):
             if value:
@@ -350,3 +353,19 @@ async def start_conversation(
                     opened.warnings.append(f"{agent}: {message}")
                     opened.session.notice("warning", f"{agent}: {message}")
     return opened
+
+
+async def _fork_instead(
+    client: AgentClient, store: RecordStore | None, agent: str, opened: Opened
+) -> Opened:
+    """`--resume --fork`: a fork of the session just opened, which is then left as it was."""
+    source = opened.session
+    if not client.info.supports("fork"):
+        opened.close()
+        raise RpcError(METHOD_NOT_FOUND, "the agent cannot fork sessions (no session/fork)")
+    try:
+        return await fork_conversation(client, store, agent, source)
+    finally:
+        opened.close()
+        with contextlib.suppress(RpcError, TimeoutError, ConnectionClosed):
+            await client.close_session(source)

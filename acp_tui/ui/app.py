@@ -545,6 +545,7 @@ class AcpApp(App[int]):
             self.store,
             agent.name,
             resume=startup.resume if first else None,
+            fork=startup.fork and first,
             auth=startup.auth if asked and not again else None,
             choose=self._choose_sign_in,
             run_terminal=self._run_terminal,
