@@ -150,6 +150,40 @@ async def test_a_record_restores_to_the_same_state_and_goes_on_from_there(tmp_pa
     assert again.timeline[-1].text == "and the tests" and again.turn == 2
 
 
+async def test_a_conversation_deleted_by_another_process_is_recorded_afresh(
+    tmp_path: Path,
+) -> None:
+    """Another acp-tui deletes the conversation (its session picker) while this one records
+    it: the next write keeps all of it as a new conversation, and the store goes on (other
+    conversations too), where it used to stop recording."""
+    store, elsewhere = open_store(tmp_path), open_store(tmp_path)
+    session, other = fake_session(tmp_path), fake_session(tmp_path, "s2")
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    Recorder(store, other, agent="demo", command=["demo"])
+    play_a_turn(session)
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    first = recorder.conversation
+    assert first is not None
+    elsewhere.delete(first)
+    assert store.get(first) is None
+    session.emit(reducer.begin_turn(session.state, [text_block("and the tests")]))
+    session.apply(chunk("Done."))
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    assert not store.failed
+    again = store.get(recorder.conversation or 0)
+    assert again is not None and again.session_id == "s1"
+    state = recorded_state(store, again)
+    assert [encode_item(i) for i in state.timeline] == [
+        encode_item(i) for i in session.state.timeline
+    ]
+    assert bytes(state.terminals["term1"].output) == b"\x1b[32mok\x1b[0m\n"
+    other.emit(reducer.begin_turn(other.state, [text_block("still recorded")]))
+    other.emit(reducer.end_turn(other.state, "end_turn"))
+    assert {r.session_id for r in store.conversations()} == {"s1", "s2"}
+    elsewhere.close()
+    store.close()
+
+
 FIRST_LAYOUT = """
 PRAGMA page_size=4096;
 PRAGMA journal_mode=WAL;

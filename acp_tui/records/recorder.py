@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.records.codec import Item, TextJoiner, encode_item, encode_meta
-from acp_tui.records.store import RecordStore
+from acp_tui.records.store import ConversationGone, RecordStore
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Message
 
@@ -130,21 +130,38 @@ class Recorder:
                 self._next_row += 1
             kind, data = encode_item(item, self._joiner)
             rows.append((row, kind, data))
-        saved = store.save(
-            self.conversation,
-            rows,
-            removed=self._removed,
-            meta=encode_meta(state),
-            title=self.title(),
-            session_id=self.session.id,
-            clear=self._rewrite,
-        )
+        try:
+            saved = store.save(
+                self.conversation,
+                rows,
+                removed=self._removed,
+                meta=encode_meta(state),
+                title=self.title(),
+                session_id=self.session.id,
+                clear=self._rewrite,
+            )
+        except ConversationGone:
+            self._record_afresh()
+            return
         if saved:
             self._dirty.clear()
             self._removed.clear()
             self._rewrite = False
         elapsed = time.perf_counter() - started
         self._pause = max(self.delay, elapsed / WRITING_SHARE - elapsed)
+
+    def _record_afresh(self) -> None:
+        """The conversation was deleted elsewhere (another acp-tui's session picker) while it
+        goes on here: keep it all the same, as a new conversation, every item written again."""
+        state = self.session.state
+        self.conversation = None
+        self._rows.clear()
+        self._next_row = 1
+        self._removed.clear()
+        self._joiner = TextJoiner()
+        self._rewrite = False
+        self._dirty = {id(item): item for item in [*state.timeline, *state.terminals.values()]}
+        self.flush()
 
     def close(self) -> None:
         """Write what is left and stop listening."""

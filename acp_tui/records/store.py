@@ -91,6 +91,11 @@ def parse_time(text: str | None) -> datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
+class ConversationGone(LookupError):
+    """The conversation's row is gone: another acp-tui process deleted it while this one
+    recorded it."""
+
+
 @dataclass(slots=True)
 class ConversationRecord:
     """One recorded conversation (without its items)."""
@@ -246,7 +251,8 @@ class RecordStore:
         clear: bool = False,
     ) -> bool:
         """Write changed items (`(seq, kind, data)` rows, upserted), drop `removed` ones, and
-        update the conversation, in one transaction. `clear` first drops every item."""
+        update the conversation, in one transaction. `clear` first drops every item. Raises
+        ConversationGone, writing nothing, when the conversation was deleted meanwhile."""
         if self.failed:
             return False
         db = self._db
@@ -276,6 +282,11 @@ class RecordStore:
                 db.execute("ROLLBACK")
                 raise
             self._checkpoint()
+        except sqlite3.IntegrityError as error:
+            if self.get(conversation) is None:
+                raise ConversationGone(conversation) from error
+            self._failed(error)
+            return False
         except sqlite3.Error as error:
             self._failed(error)
             return False
