@@ -220,6 +220,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         terminal=not args.no_terminal,
         allow_paths=[path.resolve() for path in [*args.allow_path, *config.allow_paths]],
         mcp_servers=agent.mcp_servers,
+        providers=agent.providers,
         env=dict(agent.env),
         transcript=args.transcript,
         # An npx or uvx registry agent may fetch its package first: it gets longer.

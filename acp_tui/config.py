@@ -47,6 +47,7 @@ from acp_tui.services.permissions import (
     Rule,
     RuleDecision,
 )
+from acp_tui.session.options import ProviderRoute
 
 if TYPE_CHECKING:
     import tomllib
@@ -66,8 +67,10 @@ _AGENT_KEYS = {
     "permission",
     "mcpServers",
     "mcp_servers",
+    "providers",
     "rule",
 }
+_PROVIDER_KEYS = {"api_type", "base_url", "headers", "disabled"}
 
 
 def config_path() -> Path:
@@ -123,6 +126,8 @@ class AgentConfig:
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     """In ACP v1 shape: stdio `{name, command, args, env: [{name, value}]}`, or
     `{type: http|sse, name, url, headers: [{name, value}]}`."""
+    providers: list[ProviderRoute] = field(default_factory=list)
+    """`[agents.NAME.providers.ID]`: where the agent's LLM providers send requests."""
     rules: list[Rule] = field(default_factory=list)
     builtin: bool = False
     adhoc: bool = False
@@ -381,6 +386,14 @@ class _Reader:
         agent.mcp_servers = [
             self.mcp_server(server, (*where, key), index) for index, server in enumerate(servers)
         ]
+        providers = table.get("providers", {})
+        if not isinstance(providers, dict):
+            line = self.locate.line(where, "providers")
+            raise _Invalid("`providers` must be tables: [agents.NAME.providers.main]", line)
+        agent.providers = [
+            self.provider(provider_id, route, (*where, "providers", provider_id))
+            for provider_id, route in providers.items()
+        ]
         rules = table.get("rule", [])
         if not isinstance(rules, list):
             raise _Invalid("`rule` must be an array of tables", self.locate.line(where, "rule"))
@@ -427,6 +440,29 @@ class _Reader:
             headers = self.string_table(server.get("headers", {}), table, "headers")
             return {"type": kind, "name": name, "url": url, "headers": _pairs(headers)}
         raise invalid(f"unknown type {kind!r}: use stdio (the default), http or sse", "type")
+
+    def provider(self, provider_id: str, route: Any, table: tuple[str, ...]) -> ProviderRoute:
+        line = self.locate.line(table)
+        if not isinstance(route, dict):
+            raise _Invalid(f"provider {provider_id!r} must be a table", line)
+        for key in route.keys() - _PROVIDER_KEYS:
+            self.problem(
+                f"provider {provider_id!r}: unknown setting `{key}`", self.locate.line(table, key)
+            )
+        disabled = route.get("disabled", False)
+        if not isinstance(disabled, bool):
+            raise _Invalid("`disabled` must be true or false", self.locate.line(table, "disabled"))
+        if disabled:
+            return ProviderRoute(provider_id)
+        api_type, base_url = route.get("api_type"), route.get("base_url")
+        if not isinstance(api_type, str) or not api_type:
+            message = f'provider {provider_id!r}: `api_type` is missing, e.g. "anthropic"'
+            raise _Invalid(message, self.locate.line(table, "api_type") or line)
+        if not isinstance(base_url, str) or not re.match(r"https?://[^/\s]", base_url):
+            message = f"provider {provider_id!r}: `base_url` must be an http(s) URL"
+            raise _Invalid(message, self.locate.line(table, "base_url") or line)
+        headers = self.string_table(route.get("headers", {}), table, "headers")
+        return ProviderRoute(provider_id, api_type, base_url, headers)
 
     def rule(self, rule: Any, table: tuple[str, ...], index: int) -> Rule:
         line = self.locate.line(table, index=index)

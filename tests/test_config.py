@@ -21,6 +21,7 @@ from acp_tui.config import (
 from acp_tui.protocol.methods import PermissionOption, PermissionRequest
 from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import PermissionPolicy, Rule
+from acp_tui.session.options import ProviderRoute
 from tests.support.cli import run_cli
 
 
@@ -196,6 +197,47 @@ def test_semantic_problems_name_their_lines_and_skip_only_what_is_broken(tmp_pat
     config = load_config(path)
     assert sorted(config.agents) == ["demo", "ok"]
     assert config.agent().name == DEMO
+
+
+def test_provider_routes_and_their_mistakes(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        """\
+        [agents.claude]
+        command = "claude-agent-acp"
+        [agents.claude.providers.main]
+        api_type = "anthropic"
+        base_url = "https://gateway.example.com"
+        headers = { Authorization = "Bearer t" }
+        region = "eu"
+        [agents.claude.providers.backup]
+        disabled = true
+
+        [agents.nourl]
+        command = "x"
+        [agents.nourl.providers.main]
+        api_type = "openai"
+        base_url = "gateway.example.com"
+
+        [agents.notype]
+        command = "x"
+        providers.main = { base_url = "https://a" }
+        """,
+    )
+    assert problems(path) == [
+        f"{path}:7: provider 'main': unknown setting `region`",
+        f"{path}:15: agent 'nourl' left out: provider 'main': `base_url` must be an http(s) URL",
+        f"{path}:19: agent 'notype' left out: provider 'main': `api_type` is missing, "
+        'e.g. "anthropic"',
+    ]
+    config = load_config(path)
+    assert config.agents["claude"].providers == [
+        ProviderRoute(
+            "main", "anthropic", "https://gateway.example.com", {"Authorization": "Bearer t"}
+        ),
+        ProviderRoute("backup"),
+    ]
+    assert sorted(config.agents) == ["claude", "demo"]
 
 
 def test_inline_agent_tables_are_located_by_their_key(tmp_path: Path) -> None:

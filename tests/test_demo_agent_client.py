@@ -181,6 +181,22 @@ async def test_a_resumed_session_forked_headless_stays_as_it_was(
     assert alone.status == 2 and "--fork forks the session --resume opens" in alone.err
 
 
+async def test_provider_routes_for_an_agent_that_takes_none_are_a_warning(
+    tmp_path: Path,
+) -> None:
+    """The demo agent offers no `providers`: nothing is sent, the user is told, the turn runs."""
+    config = tmp_path / "config" / "acp-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        f"[agents.d]\ncommand = {json.dumps(DEMO)}\n"
+        '[agents.d.providers.main]\napi_type = "anthropic"\nbase_url = "https://gw.example"\n'
+    )
+    run = await acp_tui(tmp_path, 1, "--agent", "d", "-p", "hello")
+    assert run.status == 0, run.err
+    assert "provider settings left out: the agent does not take them (providers)" in run.err
+    assert sent(run.transcript, "providers/set") == []
+
+
 def test_more_roots_only_for_an_agent_that_takes_them() -> None:
     for version, capabilities in (
         (1, {"sessionCapabilities": {"additionalDirectories": {}}}),

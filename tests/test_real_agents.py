@@ -136,9 +136,11 @@ async def headless(
     permission: str = "reject",
     cancel_when: Callable[[dict[str, Any]], bool] | None = None,
     options: tuple[str, ...] = (),
+    configured: bool = False,
 ) -> Run:
     """`acp-tui -p PROMPT` on `agent` in `tmp_path/workspace`; with `cancel_when`, Ctrl+C
-    (SIGINT) as soon as an event satisfies it."""
+    (SIGINT) as soon as an event satisfies it; with `configured`, the agent is the config
+    file's agent of its name (`--agent NAME`), not a command line."""
     transcript = tmp_path / "transcript.jsonl"
     argv = [
         *ACP_TUI,
@@ -154,8 +156,7 @@ async def headless(
         *options,
         "-p",
         prompt,
-        "--",
-        *agent.argv,
+        *(["--agent", agent.name] if configured else ["--", *agent.argv]),
     ]
     blocked_before = len(model.blocked)
     process = await asyncio.create_subprocess_exec(
@@ -331,6 +332,65 @@ async def test_claude_asks_no_questions_headless(
     assert not any("AskUserQuestion" in tools for tools in offered), offered
     [initialize] = [m for m in run.messages("send") if m.get("method") == "initialize"]
     assert "elicitation" not in initialize["params"]["clientCapabilities"]
+    assert_sent_messages_valid(run)
+
+
+async def test_claudes_model_requests_go_where_the_config_routes_them(
+    claude: RealAgent,
+    model: FakeModel,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """`providers/set`, which Claude offers: `[agents.claude.providers.main]` points it at
+    another gateway (a second fake model) before the session starts, and the gateway its
+    environment names gets none of the turn."""
+    with FakeModel() as gateway:
+        config = tmp_path / "config" / "acp-tui" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(
+            f"[agents.claude]\ncommand = {json.dumps(claude.argv)}\n"
+            "[agents.claude.providers.main]\n"
+            f'api_type = "anthropic"\nbase_url = "{gateway.url}"\n'
+            'headers = { "x-gateway-key" = "acp-tui" }\n'
+        )
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+        mark = model.mark()
+        run = await headless(claude, model, tmp_path, "hello", configured=True)
+        routed = [request.path.partition("?")[0] for request in gateway.since(0)]
+    assert run.status == 0, run.explain()
+    assert HELLO in run.agent_text()
+    assert "/v1/messages" in routed, routed
+    assert "/v1/messages" not in [r.path.partition("?")[0] for r in model.since(mark)]
+    [route] = [m for m in run.messages("send") if m.get("method") == "providers/set"]
+    assert route["params"] == {
+        "providerId": "main",
+        "apiType": "anthropic",
+        "baseUrl": gateway.url,
+        "headers": {"x-gateway-key": "acp-tui"},
+    }
+    assert_sent_messages_valid(run)
+
+
+async def test_a_route_claude_refuses_is_a_warning_and_the_turn_runs(
+    claude: RealAgent,
+    model: FakeModel,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    config = tmp_path / "config" / "acp-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        f"[agents.claude]\ncommand = {json.dumps(claude.argv)}\n"
+        '[agents.claude.providers.main]\napi_type = "_carrier_pigeon"\n'
+        'base_url = "https://coop.example"\n'
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    run = await headless(claude, model, tmp_path, "hello", configured=True)
+    assert run.status == 0, run.explain()
+    assert HELLO in run.agent_text()
+    assert "acp-tui: provider 'main' not set: Invalid params: Unsupported apiType" in run.err
     assert_sent_messages_valid(run)
 
 

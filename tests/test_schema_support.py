@@ -149,6 +149,19 @@ def test_unstable_methods_acp_tui_uses_are_checked_against_the_unstable_schema(
         )
     with pytest.raises(AssertionError, match="no request 'session/fork' for the client"):
         validate_message(fork, version=version, sender="agent")
+    route = {
+        "jsonrpc": "2.0",
+        "id": 4,
+        "method": "providers/set",
+        "params": {"providerId": "main", "apiType": "anthropic", "baseUrl": "https://gw"},
+    }
+    validate_message(route, version=version, sender="client")
+    with pytest.raises(AssertionError, match="'baseUrl' is a required property"):
+        validate_message(
+            {**route, "params": {"providerId": "main", "apiType": "anthropic"}},
+            version=version,
+            sender="client",
+        )
     opened = {**fork, "method": "document/didOpen"}
     with pytest.raises(AssertionError, match="has no request 'document/didOpen'"):
         validate_message(opened, version=version, sender="client")

@@ -111,6 +111,19 @@ class LoadSessionRequest(Wire):
     additional_directories: list[str] | UnsetType = UNSET
 
 
+class SetProviderRequest(Wire):
+    """`providers/set` (unstable): where one of the agent's LLM providers sends requests."""
+
+    provider_id: str
+    api_type: str
+    base_url: str
+    headers: dict[str, str] | UnsetType = UNSET
+
+
+class DisableProviderRequest(Wire):
+    provider_id: str
+
+
 class ForkSessionRequest(Wire):
     """`session/fork` (unstable): a new session with the context of `session_id`."""
 

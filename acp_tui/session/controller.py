@@ -131,7 +131,10 @@ class AgentInfo:
 
     def supports(self, feature: str) -> bool:
         """`load`, `resume`, `list`, `close`, `logout`, `image`, `audio`, `embedded_context`,
-        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`, `delete`, `fork`."""
+        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`, `delete`, `fork`,
+        `providers`."""
+        if feature == "providers":
+            return self._marker("providers") is not None
         if feature == "logout":
             # v2: an agent with sign-in methods must take `auth/logout`.
             if self.protocol_version >= 2:
@@ -471,7 +474,7 @@ class AgentClient:
         in the version its answer shows, since the first `initialize` described us in the wrong
         shape. Raises `ProtocolMismatch` if it speaks nothing we do."""
         if self.options.transcript is not None and self._transcript is None:
-            self._transcript = Transcript(self.options.transcript, on_error=self._transcript_failed)
+            self._transcript = Transcript(self.options.transcript, on_error=self._warn)
         offered = self.options.protocol_version
         for _attempt in range(2):
             await self._spawn()
@@ -494,6 +497,7 @@ class AgentClient:
             spoken = _shape_version(response)
             if spoken == offered and response.protocol_version == offered:
                 self._take(response, spoken)
+                await self._route_providers()
                 return self.info
             await self.close()
             if spoken not in SUPPORTED_VERSIONS or spoken == offered:
@@ -503,6 +507,28 @@ class AgentClient:
             f"the agent answered protocol version {response.protocol_version}; "
             f"acp-tui speaks {' and '.join(map(str, SUPPORTED_VERSIONS))}"
         )
+
+    async def _route_providers(self) -> None:
+        """Point the agent's LLM providers where the config says (`providers/set`, or
+        `providers/disable`), before any session uses them. One the agent refuses is
+        reported, and the agent goes on as it was set up."""
+        routes = self.options.providers
+        if routes and not self.info.supports("providers"):
+            self._warn("provider settings left out: the agent does not take them (providers)")
+            return
+        for route in routes:
+            try:
+                if route.api_type is None or route.base_url is None:
+                    params: Any = m.DisableProviderRequest(route.provider_id)
+                    await self.request("providers/disable", params)
+                else:
+                    headers = route.headers or msgspec.UNSET
+                    params = m.SetProviderRequest(
+                        route.provider_id, route.api_type, route.base_url, headers
+                    )
+                    await self.request("providers/set", params)
+            except RpcError as error:
+                self._warn(f"provider {route.provider_id!r} not set: {error.message}")
 
     async def _spawn(self) -> None:
         self.exited.clear()
@@ -921,10 +947,13 @@ class AgentClient:
         if self._on_problem is not None:
             self._on_problem(message)
 
-    def _transcript_failed(self, message: str) -> None:
-        """Losing the record is the user's business, not only the inspector's: every session
-        shows it, including the ones opened after it happened."""
+    def _warn(self, message: str) -> None:
+        """A problem that is the user's business, not only the inspector's (the transcript
+        lost, a provider not set): every session shows it, including the ones opened after
+        it happened."""
         self._problem(message)
+        if message in self._warnings:  # the same again, after a restart
+            return
         self._warnings.append(message)
         for session in self.sessions.values():
             session.notice("warning", message)

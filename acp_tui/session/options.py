@@ -14,6 +14,19 @@ from typing import Any
 SUPPORTED_VERSIONS = (1, 2)
 
 
+@dataclass(frozen=True, slots=True)
+class ProviderRoute:
+    """Where one of an agent's LLM providers sends its requests (`providers/set`: a gateway,
+    a proxy, another cloud), or, with no `base_url`, that it is switched off
+    (`providers/disable`)."""
+
+    provider_id: str
+    api_type: str | None = None
+    """`anthropic`, `openai`, `azure`, `vertex`, `bedrock` or one the agent names."""
+    base_url: str | None = None
+    headers: dict[str, str] = field(default_factory=dict)
+
+
 @dataclass(slots=True)
 class ClientOptions:
     cwd: Path
@@ -25,6 +38,9 @@ class ClientOptions:
     mcp_servers: list[dict[str, Any]] = field(default_factory=list)
     """MCP servers for `session/new`, load and resume, in v1 shape (a stdio server has no
     `type`); those the agent cannot take are left out, with a problem reported."""
+    providers: list[ProviderRoute] = field(default_factory=list)
+    """Where the agent's LLM providers send requests, set after `initialize` (before any
+    session) when the agent offers `providers`."""
     env: dict[str, str] = field(default_factory=dict)
     """Environment variables laid over ours for the agent process."""
     terminal_auth: bool = False

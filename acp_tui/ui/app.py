@@ -432,7 +432,12 @@ class AcpApp(App[int]):
             # What the user signed in with (an `env_var` method) goes along.
             options = replace(current.options, env=dict(current.options.env))
         else:
-            options = replace(self.options, env=dict(agent.env), mcp_servers=agent.mcp_servers)
+            options = replace(
+                self.options,
+                env=dict(agent.env),
+                mcp_servers=agent.mcp_servers,
+                providers=agent.providers,
+            )
         if agent.startup_timeout is not None:
             timeout = max(options.startup_timeout, agent.startup_timeout)
             options = replace(options, startup_timeout=timeout)
