@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sys
 import time
@@ -179,22 +180,54 @@ async def test_a_resumed_session_forked_headless_stays_as_it_was(
     assert list(said.values()) == [["hello", "only in the fork"]]
     alone = await acp_tui(tmp_path, version, "--fork", "-p", "hello")
     assert alone.status == 2 and "--fork forks the session --resume opens" in alone.err
+    # A session the agent no longer knows cannot be forked: said so, and no record changes.
+    source = next(iter(said))
+    shutil.rmtree(tmp_path / "data" / "acp-tui" / "demo-sessions")
+    before = [(r.id, r.session_id, r.updated_at) for r in store.conversations()]
+    lost = await acp_tui(tmp_path, version, "--resume", source, "--fork", "-p", "again")
+    assert lost.status != 0 and "Unknown session" in lost.err, lost.err
+    assert [(r.id, r.session_id, r.updated_at) for r in store.conversations()] == before
 
 
-async def test_provider_routes_for_an_agent_that_takes_none_are_a_warning(
-    tmp_path: Path,
+@VERSIONS
+async def test_provider_routes_reach_the_agent_before_the_session(
+    tmp_path: Path, version: int
 ) -> None:
-    """The demo agent offers no `providers`: nothing is sent, the user is told, the turn runs."""
+    """`[agents.NAME.providers.ID]`: set (`providers/set`) or switched off
+    (`providers/disable`) right after `initialize`; the demo says where its requests go. A
+    route it refuses, and an agent that takes none, are warnings, and the turn runs."""
     config = tmp_path / "config" / "acp-tui" / "config.toml"
     config.parent.mkdir(parents=True)
+    rejecting = [sys.executable, str(Path(__file__).parent / "agents" / "rejecting_agent.py")]
     config.write_text(
         f"[agents.d]\ncommand = {json.dumps(DEMO)}\n"
-        '[agents.d.providers.main]\napi_type = "anthropic"\nbase_url = "https://gw.example"\n'
+        '[agents.d.providers.main]\napi_type = "openai"\nbase_url = "https://gw.example/v1"\n'
+        'headers = { Authorization = "Bearer t", "x-team" = "tui" }\n'
+        "[agents.off]\n"
+        f"command = {json.dumps(DEMO)}\n"
+        "[agents.off.providers.main]\ndisabled = true\n"
+        '[agents.off.providers.spare]\napi_type = "_pigeon"\nbase_url = "https://coop"\n'
+        f"[agents.plain]\ncommand = {json.dumps(rejecting)}\n"
+        '[agents.plain.providers.main]\napi_type = "openai"\nbase_url = "https://gw"\n'
     )
-    run = await acp_tui(tmp_path, 1, "--agent", "d", "-p", "hello")
-    assert run.status == 0, run.err
-    assert "provider settings left out: the agent does not take them (providers)" in run.err
-    assert sent(run.transcript, "providers/set") == []
+    routed = await acp_tui(tmp_path, version, "--agent", "d", "-p", "/providers")
+    assert routed.status == 0, routed.err
+    assert "go to **https://gw.example/v1**, spoken as `openai`" in routed.out
+    assert "`Authorization`, `x-team`" in routed.out and "Bearer" not in routed.out
+    [route] = sent(routed.transcript, "providers/set")
+    assert route["headers"] == {"Authorization": "Bearer t", "x-team": "tui"}
+    assert routed.err == ""
+    off = await acp_tui(tmp_path, version, "--agent", "off", "-p", "/providers")
+    assert off.status == 0, off.err
+    assert "take my own route: no provider is set" in off.out
+    assert sent(off.transcript, "providers/disable") == [{"providerId": "main"}]
+    assert "provider 'spare' not set: Unknown provider \"spare\"" in off.err
+    for run in (routed, off):
+        assert validate_transcript(run.transcript, version=version, sender="client") > 0
+    plain = await acp_tui(tmp_path, 1, "--agent", "plain", "-p", "hello")
+    assert plain.status == 0, plain.err
+    assert "provider settings left out: the agent does not take them (providers)" in plain.err
+    assert sent(plain.transcript, "providers/set") == []
 
 
 def test_more_roots_only_for_an_agent_that_takes_them() -> None:

@@ -184,6 +184,30 @@ async def test_a_conversation_deleted_by_another_process_is_recorded_afresh(
     store.close()
 
 
+async def test_a_deleted_conversation_is_noticed_by_a_save_without_items(tmp_path: Path) -> None:
+    """Only the title changes after the delete: the update finds no row, and all of the
+    conversation is written again. A flush with nothing new writes nothing (the conversation
+    keeps its place in the list)."""
+    store, elsewhere = open_store(tmp_path), open_store(tmp_path)
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    play_a_turn(session)
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    assert recorder.conversation is not None
+    [before] = store.conversations()
+    await asyncio.sleep(0.01)  # a save now would stamp a later time
+    recorder.flush()
+    assert store.conversations()[0].updated_at == before.updated_at
+    elsewhere.delete(recorder.conversation)
+    session.apply(SessionInfoUpdate(title="Renamed"))
+    recorder.close()
+    [record] = store.conversations()
+    assert record.title == "Renamed" and not store.failed
+    assert len(store.items(record.id)) == len(session.state.timeline) + 1  # and the terminal
+    elsewhere.close()
+    store.close()
+
+
 FIRST_LAYOUT = """
 PRAGMA page_size=4096;
 PRAGMA journal_mode=WAL;

@@ -143,7 +143,7 @@ async def test_a_fork_goes_on_apart_from_its_session(tmp_path: Path, version: in
         assert await source.prompt([text_block("/title Keep me")]) == "end_turn"
         assert await source.prompt([text_block("hello")]) == "end_turn"
         history = texts(source.state)
-        forked = await fork_conversation(agent, store, "demo", source)
+        forked = await fork_conversation(agent, store, "demo", source.id, source.state)
         fork = forked.session
         assert (forked.how, fork.state.title) == ("forked", "Keep me (fork)")
         assert fork.id != source.id and texts(fork.state) == history

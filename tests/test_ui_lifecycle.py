@@ -17,6 +17,7 @@ from textual.widgets import Input, OptionList, Static
 
 from acp_tui.auth import AuthChoice
 from acp_tui.cli import DEMO_AGENT
+from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.records import SessionEntry
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
@@ -369,6 +370,28 @@ async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
         await wait_until(pilot, lambda: app.session is not None and app.session.id == source.id)
         await wait_until(pilot, lambda: "remember the tortoise" in message_texts(app))
         assert "only in the fork" not in message_texts(app)
+
+
+async def test_a_fork_the_agent_refuses_leaves_the_session_shown(
+    run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with run() as (app, pilot):
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        source, client = app.session, app.client
+        assert source is not None and client is not None
+
+        async def refuse(*_args: Any) -> Any:
+            raise RpcError(-32603, "no forks today")
+
+        monkeypatch.setattr(client, "fork_session", refuse)
+        app.action_fork()
+        await wait_until(pilot, lambda: bool(app._notifications))
+        assert [str(n.message) for n in app._notifications] == ["no forks today"]
+        assert app.session is source and source.id in client.sessions
+        await send(app, pilot, "still here")
+        await wait_idle(app, pilot)
+        assert "still here" in message_texts(app)
 
 
 async def test_a_session_another_conversation_shows_is_not_deleted_under_it(run: Run) -> None:

@@ -97,6 +97,10 @@ def _unknown_session(session_id: str) -> RpcError:
     return RpcError(RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id})
 
 
+PROVIDER_ID = "main"
+PROVIDER_PROTOCOLS = ["anthropic", "openai"]
+
+
 class DemoAgent:
     def __init__(
         self, *, speed: float = 1.0, store: SessionStore | None = None, max_version: int = 2
@@ -120,6 +124,9 @@ class DemoAgent:
             "session/set_mode": self.set_mode,
             "session/set_config_option": self.set_config_option,
             "session/prompt": self.prompt,
+            "providers/list": self.list_providers,
+            "providers/set": self.set_provider,
+            "providers/disable": self.disable_provider,
         }
 
     # -- Handler ------------------------------------------------------------------------------
@@ -185,17 +192,19 @@ class DemoAgent:
                 "protocolVersion": 2,
                 "info": implementation,
                 "capabilities": {
+                    "providers": {},
                     "session": {
                         "prompt": {"image": {}, "audio": {}, "embeddedContext": {}},
                         "delete": {},
                         "fork": {},
                         "additionalDirectories": {},
-                    }
+                    },
                 },
             }
         return {
             "protocolVersion": 1,
             "agentCapabilities": {
+                "providers": {},
                 "loadSession": True,
                 "promptCapabilities": {"image": True, "audio": True, "embeddedContext": True},
                 "sessionCapabilities": {
@@ -210,6 +219,41 @@ class DemoAgent:
             "authMethods": [],
             "agentInfo": implementation,
         }
+
+    # -- providers (where the pretend model requests would go) --------------------------------
+
+    async def list_providers(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.peer is not None
+        provider: dict[str, Any] = {
+            "providerId": PROVIDER_ID,
+            "supported": PROVIDER_PROTOCOLS,
+            "required": False,
+        }
+        route = self.peer.provider
+        if route is not None:
+            provider["current"] = {"apiType": route["apiType"], "baseUrl": route["baseUrl"]}
+        return {"providers": [provider]}
+
+    async def set_provider(self, params: dict[str, Any]) -> dict[str, Any]:
+        assert self.peer is not None
+        provider_id = _require(params, "providerId", str)
+        api_type = _require(params, "apiType", str)
+        base_url = _require(params, "baseUrl", str)
+        if provider_id != PROVIDER_ID:
+            message = f'Unknown provider "{provider_id}": the demo has only "{PROVIDER_ID}"'
+            raise RpcError(INVALID_PARAMS, message)
+        if api_type not in PROVIDER_PROTOCOLS:
+            raise RpcError(INVALID_PARAMS, f'Unsupported apiType "{api_type}"')
+        headers = params.get("headers") or {}
+        self.peer.provider = {"apiType": api_type, "baseUrl": base_url, "headers": sorted(headers)}
+        return {}
+
+    async def disable_provider(self, params: dict[str, Any]) -> dict[str, Any]:
+        """An unknown provider is disabled already: success, as for a known one."""
+        assert self.peer is not None
+        if _require(params, "providerId", str) == PROVIDER_ID:
+            self.peer.provider = None
+        return {}
 
     # -- sessions -----------------------------------------------------------------------------
 

@@ -59,6 +59,7 @@ COMMANDS: list[tuple[str, str, str | None]] = [
     ("slow", "A slow turn: cancel it and it stops at once", "seconds (default 30)"),
     ("image", "Describe the images you attach, and send one back", None),
     ("usage", "Report context usage and cost", None),
+    ("providers", "Say where my (pretend) model requests go (providers/set)", None),
     ("title", "Set the session title", "the new title"),
     ("refuse", "End the turn with the refusal stop reason", None),
     ("stop", "End the turn with a stop reason of your choice", "max_tokens, refusal, _custom…"),
@@ -609,6 +610,17 @@ async def usage(turn: Turn, arg: str) -> None:
     )
 
 
+async def providers(turn: Turn, arg: str) -> None:
+    route = turn.peer.provider
+    if route is None:
+        await turn.say(texts.PROVIDER_OWN)
+        return
+    headers = ", ".join(f"`{name}`" for name in route["headers"]) or "none"
+    await turn.say(
+        texts.PROVIDER_SET.format(url=route["baseUrl"], api=route["apiType"], headers=headers)
+    )
+
+
 async def title(turn: Turn, arg: str) -> None:
     if not arg:
         await turn.say(texts.TITLE_MISSING)
@@ -759,6 +771,7 @@ SCENARIOS: dict[str, Scenario] = {
     "slow": slow,
     "image": image,
     "usage": usage,
+    "providers": providers,
     "title": title,
     "refuse": refuse,
     "stop": stop,

@@ -40,6 +40,9 @@ class Peer:
     elicitation: frozenset[str] = frozenset()
     """The elicitation modes the client advertised ("form", "url"): only those may be used."""
     client_name: str = "an ACP client"
+    provider: dict[str, Any] | None = None
+    """Where the client routed the demo's (pretend) model requests (`providers/set`):
+    `apiType`, `baseUrl` and the names of the headers; None for its own route."""
 
     @property
     def v2(self) -> bool:

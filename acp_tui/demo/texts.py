@@ -286,3 +286,11 @@ IMAGE_DRAWN = """
 Here it is: a **{pixels} PNG** ({size:,} bytes) drawn with nothing but `zlib` and `struct` \
 (the tool call above holds its thumbnail):
 """
+
+PROVIDER_OWN = (
+    "My (pretend) model requests take my own route: no provider is set. A client sets one with "
+    "`providers/set` (acp-tui: `[agents.NAME.providers.main]` in its config).\n"
+)
+PROVIDER_SET = (
+    "My (pretend) model requests go to **{url}**, spoken as `{api}`, with the headers: {headers}.\n"
+)

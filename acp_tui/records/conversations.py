@@ -17,6 +17,7 @@ recorded for that agent in that workspace. Opening one prefers what is fast and 
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -219,18 +220,28 @@ async def open_conversation(
 
 
 async def fork_conversation(
-    client: AgentClient, store: RecordStore | None, agent: str, source: Session
+    client: AgentClient,
+    store: RecordStore | None,
+    agent: str,
+    source_id: str,
+    history: SessionState,
 ) -> Opened:
-    """A new session that goes on from where `source` is (`session/fork`: the agent carries
-    its context over), showing a copy of `source`'s history and recorded as a conversation
-    of its own. `source` and its record stay as they were. Raises RpcError."""
-    state = copy_state(source.state)
+    """A new session that goes on from where session `source_id` is (`session/fork`: the
+    agent carries its context over; the session need not be open), showing a copy of
+    `history` and recorded as a conversation of its own. The source and its record stay as
+    they were. Raises RpcError."""
+    state = copy_state(history)
     if state.title:
         state.title = f"{state.title} (fork)"
-    session = await client.fork_session(source, state)
+    session = await client.fork_session(source_id, state)
+    remembered = (
+        "everything above"
+        if state.timeline
+        else "that session's history (acp-tui has no record of it to show)"
+    )
     notice = (
-        f"Forked from session {source.id}: the agent remembers everything above, and what "
-        "you do here does not change that session (Ctrl+O opens it again)."
+        f"Forked from session {source_id}: the agent remembers {remembered}, and what you do "
+        "here does not change that session (Ctrl+O opens it again)."
     )
     session.notice("info", "A fork of the session above", notice)
     return Opened(session, _record(store, session, agent, client), "forked", notice)
@@ -323,26 +334,35 @@ async def start_conversation(
 
     Raises NothingToResume, AuthRequired / AuthFailed, RpcError."""
     session_id: str | None = None
+    record: ConversationRecord | None = None
+    if fork and not client.info.supports("fork"):
+        raise RpcError(METHOD_NOT_FOUND, "the agent cannot fork sessions (no session/fork)")
     if resume is not None:
         entries = await list_sessions(client, store, agent, client.options.cwd)
         entry = find_session(entries, resume)
         if entry is not None:
-            session_id = entry.session_id
+            session_id, record = entry.session_id, entry.record
         elif resume:
             session_id = resume  # one the agent may know without listing it
         else:
             raise NothingToResume(f"no earlier session with {agent} here to resume")
+
+    def open_it() -> Awaitable[Opened]:
+        if fork and session_id is not None:
+            # Forked as it is, never opened: its record stays as it was.
+            history = _history(store, record)[0] or SessionState(session_id=session_id)
+            return fork_conversation(client, store, agent, session_id, history)
+        return open_conversation(client, store, agent, session_id=session_id)
+
     opened = await with_sign_in(
         client,
-        lambda: open_conversation(client, store, agent, session_id=session_id),
+        open_it,
         agent=agent,
         store=store,
         method=auth,
         choose=choose,
         run_terminal=run_terminal,
     )
-    if fork:
-        opened = await _fork_instead(client, store, agent, opened)
     if opened.how == "new":
         for category, value in (("mode", mode), ("model", model)):
             if value:
@@ -353,19 +373,3 @@ async def start_conversation(
                     opened.warnings.append(f"{agent}: {message}")
                     opened.session.notice("warning", f"{agent}: {message}")
     return opened
-
-
-async def _fork_instead(
-    client: AgentClient, store: RecordStore | None, agent: str, opened: Opened
-) -> Opened:
-    """`--resume --fork`: a fork of the session just opened, which is then left as it was."""
-    source = opened.session
-    if not client.info.supports("fork"):
-        opened.close()
-        raise RpcError(METHOD_NOT_FOUND, "the agent cannot fork sessions (no session/fork)")
-    try:
-        return await fork_conversation(client, store, agent, source)
-    finally:
-        opened.close()
-        with contextlib.suppress(RpcError, TimeoutError, ConnectionClosed):
-            await client.close_session(source)

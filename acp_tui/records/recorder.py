@@ -62,6 +62,13 @@ class Recorder:
         self._joiner = TextJoiner()
         self._rewrite = rewrite
         self._title: str | None = None
+        self._written: tuple[bytes | None, str | None, str | None] | None = None
+        """What the conversation's row holds (meta, title, session id), when known: a flush
+        that would write nothing new is skipped, so a session only looked at keeps its place
+        in the list."""
+        record = store.get(conversation) if conversation is not None else None
+        if record is not None:
+            self._written = (record.meta, record.title, record.session_id)
         self._timer: asyncio.TimerHandle | None = None
         self._loop = asyncio.get_running_loop()
         state = session.state
@@ -121,6 +128,10 @@ class Recorder:
             )
             if self.conversation is None:
                 return
+        meta, title = encode_meta(state), self.title()
+        written = (meta, title, self.session.id)
+        if not (self._dirty or self._removed or self._rewrite) and written == self._written:
+            return
         started = time.perf_counter()
         rows = []
         for key, item in self._dirty.items():
@@ -135,8 +146,8 @@ class Recorder:
                 self.conversation,
                 rows,
                 removed=self._removed,
-                meta=encode_meta(state),
-                title=self.title(),
+                meta=meta,
+                title=title,
                 session_id=self.session.id,
                 clear=self._rewrite,
             )
@@ -147,6 +158,7 @@ class Recorder:
             self._dirty.clear()
             self._removed.clear()
             self._rewrite = False
+            self._written = written
         elapsed = time.perf_counter() - started
         self._pause = max(self.delay, elapsed / WRITING_SHARE - elapsed)
 
@@ -155,6 +167,7 @@ class Recorder:
         goes on here: keep it all the same, as a new conversation, every item written again."""
         state = self.session.state
         self.conversation = None
+        self._written = None
         self._rows.clear()
         self._next_row = 1
         self._removed.clear()

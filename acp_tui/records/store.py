@@ -271,12 +271,14 @@ class RecordStore:
                     "DELETE FROM items WHERE conversation = ? AND seq = ?",
                     [(conversation, seq) for seq in removed],
                 )
-                db.execute(
+                updated = db.execute(
                     "UPDATE conversations SET updated_at = ?, meta = coalesce(?, meta),"
                     " title = coalesce(?, title), session_id = coalesce(?, session_id)"
                     " WHERE id = ?",
                     (now(), meta, title, session_id, conversation),
                 )
+                if updated.rowcount == 0:  # no items to fail on: the update finds no row
+                    raise ConversationGone(conversation)
                 db.execute("COMMIT")
             except BaseException:
                 db.execute("ROLLBACK")

@@ -48,7 +48,7 @@ from acp_tui.session import reducer
 from acp_tui.session.elicitation import PendingElicitation, describe_answer, parse_form
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 from acp_tui.session.reducer import Change
-from acp_tui.session.state import Mode, SessionState, ToolCallState
+from acp_tui.session.state import Mode, Notice, SessionState, ToolCallState
 from acp_tui.transcript import Transcript
 
 CLIENT_INFO = m.Implementation(name="acp-tui", title="acp-tui", version=__version__)
@@ -517,18 +517,23 @@ class AgentClient:
             self._warn("provider settings left out: the agent does not take them (providers)")
             return
         for route in routes:
+            method = "providers/disable"
+            params: Any = m.DisableProviderRequest(route.provider_id)
+            if route.api_type is not None and route.base_url is not None:
+                headers = route.headers or msgspec.UNSET
+                method = "providers/set"
+                params = m.SetProviderRequest(
+                    route.provider_id, route.api_type, route.base_url, headers
+                )
             try:
-                if route.api_type is None or route.base_url is None:
-                    params: Any = m.DisableProviderRequest(route.provider_id)
-                    await self.request("providers/disable", params)
-                else:
-                    headers = route.headers or msgspec.UNSET
-                    params = m.SetProviderRequest(
-                        route.provider_id, route.api_type, route.base_url, headers
-                    )
-                    await self.request("providers/set", params)
+                await asyncio.wait_for(self.request(method, params), self.options.startup_timeout)
             except RpcError as error:
                 self._warn(f"provider {route.provider_id!r} not set: {error.message}")
+            except TimeoutError:
+                timeout = self.options.startup_timeout
+                self._warn(
+                    f"provider {route.provider_id!r} not set: no answer within {timeout:g} s"
+                )
 
     async def _spawn(self) -> None:
         self.exited.clear()
@@ -677,41 +682,41 @@ class AgentClient:
     async def new_session(self, *, state: SessionState | None = None) -> Session:
         """Start a session in the workspace. `state` (a conversation recorded earlier, to show
         above the new one) becomes the session's state."""
-        cwd = str(self.options.cwd)
-        servers = self._mcp_servers()
-        roots = self._additional_directories()
+        cwd, servers, roots = self._where()
+        params = m.NewSessionRequest(cwd, servers, roots)
+        return await self._set_up("session/new", params, state)
+
+    async def fork_session(self, source_id: str, state: SessionState) -> Session:
+        """A new session that starts where session `source_id` is (`session/fork`, when
+        `supports` it; open here or not): the agent carries its context over, and `state` (a
+        copy of the source's history) is what the new session shows of it. The source goes
+        on as it was."""
+        cwd, servers, roots = self._where()
+        params = m.ForkSessionRequest(source_id, cwd, servers, roots)
+        return await self._set_up("session/fork", params, state)
+
+    def _where(self) -> tuple[str, list[dict[str, Any]] | msgspec.UnsetType, Any]:
+        """A new session's workspace, MCP servers (v2 leaves an empty list out) and other
+        roots."""
+        servers: list[dict[str, Any]] | msgspec.UnsetType = self._mcp_servers()
         if self.info.protocol_version >= 2:
-            params = m.NewSessionRequest(cwd, servers or msgspec.UNSET, roots)
-        else:
-            params = m.NewSessionRequest(cwd, servers, roots)
+            servers = servers or msgspec.UNSET
+        return str(self.options.cwd), servers, self._additional_directories()
+
+    async def _set_up(self, method: str, params: Any, state: SessionState | None) -> Session:
+        """Send `method` (`session/new` or `session/fork`) and register the session it makes,
+        with `state` as its state. An agent that never answers must not hang acp-tui."""
         try:
-            # Part of start-up: an agent that never answers must not hang acp-tui.
             setup = await asyncio.wait_for(
-                self.request("session/new", params, m.SessionSetup), self.options.startup_timeout
+                self.request(method, params, m.SessionSetup), self.options.startup_timeout
             )
         except TimeoutError:
             raise RpcError(
                 INTERNAL_ERROR,
-                f"the agent did not answer session/new within {self.options.startup_timeout:g} s",
+                f"the agent did not answer {method} within {self.options.startup_timeout:g} s",
             ) from None
         if not setup.session_id:
-            raise RpcError(INVALID_PARAMS, "the agent answered session/new without a sessionId")
-        session = self._register(setup.session_id, state)
-        session.apply_setup(setup)
-        return session
-
-    async def fork_session(self, source: Session, state: SessionState) -> Session:
-        """A new session that starts where `source` is (`session/fork`, when `supports` it):
-        the agent carries its context over, and `state` (a copy of `source`'s) is what the
-        new session shows of it. `source` goes on as it was."""
-        servers: list[dict[str, Any]] | msgspec.UnsetType = self._mcp_servers()
-        if self.info.protocol_version >= 2:
-            servers = servers or msgspec.UNSET
-        cwd, roots = str(self.options.cwd), self._additional_directories()
-        params = m.ForkSessionRequest(source.id, cwd, servers, roots)
-        setup = await self.request("session/fork", params, m.SessionSetup)
-        if not setup.session_id:
-            raise RpcError(INVALID_PARAMS, "the agent answered session/fork without a sessionId")
+            raise RpcError(INVALID_PARAMS, f"the agent answered {method} without a sessionId")
         session = self._register(setup.session_id, state)
         session.apply_setup(setup)
         return session
@@ -815,8 +820,12 @@ class AgentClient:
         self.sessions[session_id] = session
         for update in self._orphans.pop(session_id, []):
             session.apply(update)
+        # A state already showing a warning (a fork's copy, a record of an earlier run) keeps
+        # the one it has.
+        shown = {i.title for i in session.state.timeline if isinstance(i, Notice)}
         for warning in self._warnings:
-            session.notice("warning", warning)
+            if warning not in shown:
+                session.notice("warning", warning)
         return session
 
     # -- the wire -----------------------------------------------------------------------------

@@ -891,9 +891,7 @@ class AcpApp(App[int]):
                 conversation.session = await self._reopen(conversation, old)
                 chat.attach(conversation.session)
             return
-        conversation.opened = opened
-        conversation.session = opened.session
-        chat.attach(opened.session)
+        self._show_opened(conversation, opened)
 
     @property
     def can_fork(self) -> bool:
@@ -916,23 +914,35 @@ class AcpApp(App[int]):
         if client is None or source is None or not self.can_fork:
             self.notify("This agent cannot fork sessions.", title="No fork")
             return
-        if source.busy:
+        if source.busy or chat.sending:
             self.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
             return
+        name = self._agent_name(conversation)
         try:
-            opened = await fork_conversation(
-                client, self.store, self._agent_name(conversation), source
-            )
+            opened = await fork_conversation(client, self.store, name, source.id, source.state)
         except RpcError as error:
             self.notify(error.message, title="The session could not be forked", severity="error")
             return
-        if conversation.opened is not None:
-            conversation.opened.close()
+        if source.busy or chat.sending or conversation.session is not source:
+            # A prompt went to the session (or another was opened) while the agent forked.
+            opened.close()
+            with contextlib.suppress(Exception):
+                await client.close_session(opened.session)
+            self.notify("The fork is kept: Ctrl+O opens it.", title="Not switched to the fork")
+            return
+        left = conversation.opened
+        self._show_opened(conversation, opened)
+        if left is not None:
+            left.close()
         with contextlib.suppress(Exception):
             await client.close_session(source)
+
+    def _show_opened(self, conversation: Conversation, opened: Opened) -> None:
+        """Make `opened` the conversation's session, on its screen."""
         conversation.opened = opened
         conversation.session = opened.session
-        chat.attach(opened.session)
+        assert conversation.chat is not None
+        conversation.chat.attach(opened.session)
 
     async def continue_before(self, turn: int) -> None:
         """After a rewind to before `turn`: go on in a new session with the same agent (ACP
