@@ -185,7 +185,8 @@ async def test_a_resumed_session_forked_headless_stays_as_it_was(
     shutil.rmtree(tmp_path / "data" / "acp-tui" / "demo-sessions")
     before = [(r.id, r.session_id, r.updated_at) for r in store.conversations()]
     lost = await acp_tui(tmp_path, version, "--resume", source, "--fork", "-p", "again")
-    assert lost.status != 0 and "Unknown session" in lost.err, lost.err
+    assert lost.status != 0, lost.err
+    assert f"session {source} could not be forked: Unknown session" in lost.err
     assert [(r.id, r.session_id, r.updated_at) for r in store.conversations()] == before
 
 

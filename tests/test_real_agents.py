@@ -481,6 +481,25 @@ async def test_tui_forks_a_claude_session(
     assert_sent_messages_valid(Run(0, [], "", tmp_path / "transcript.jsonl"))
 
 
+async def test_claude_forks_a_session_of_an_earlier_run_headless(
+    claude: RealAgent, model: FakeModel, tmp_path: Path, workspace: Path
+) -> None:
+    """`--resume --fork`: the session, from an earlier process, is forked without being
+    opened, and Claude carries it over: the model's request holds the turn before."""
+    first = await headless(claude, model, tmp_path, "the tortoise wins")
+    assert first.status == 0, first.explain()
+    mark = model.mark()
+    forked = await headless(
+        claude, model, tmp_path, "and the hare?", options=("--resume", "--fork")
+    )
+    assert forked.status == 0, forked.explain()
+    sent = [m.get("method") for m in forked.messages("send")]
+    assert "session/fork" in sent and "session/load" not in sent and "session/resume" not in sent
+    asked = [json.dumps(request.body) for request in model.since(mark)]
+    assert any("the tortoise wins" in body and "and the hare?" in body for body in asked)
+    assert_sent_messages_valid(forked)
+
+
 async def test_tui_shows_claudes_answer(
     claude: RealAgent,
     model: FakeModel,

@@ -17,7 +17,6 @@ recorded for that agent in that workspace. Opening one prefers what is fast and 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Awaitable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -347,12 +346,18 @@ async def start_conversation(
         else:
             raise NothingToResume(f"no earlier session with {agent} here to resume")
 
-    def open_it() -> Awaitable[Opened]:
-        if fork and session_id is not None:
-            # Forked as it is, never opened: its record stays as it was.
-            history = _history(store, record)[0] or SessionState(session_id=session_id)
-            return fork_conversation(client, store, agent, session_id, history)
-        return open_conversation(client, store, agent, session_id=session_id)
+    async def open_it() -> Opened:
+        if not fork or session_id is None:
+            return await open_conversation(client, store, agent, session_id=session_id)
+        # Forked as it is, never opened: its record stays as it was.
+        history = _history(store, record)[0] or SessionState(session_id=session_id)
+        try:
+            return await fork_conversation(client, store, agent, session_id, history)
+        except RpcError as error:
+            if error.code == AUTH_REQUIRED or isinstance(error, ConnectionClosed):
+                raise
+            message = f"session {session_id} could not be forked: {error.message}"
+            raise RpcError(error.code, message, error.data) from error
 
     opened = await with_sign_in(
         client,
