@@ -20,7 +20,7 @@ from acp_tui.config import DEMO_COMMAND, ConfigError, Startup, config_path, load
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 
 DEMO_AGENT = DEMO_COMMAND
-SUBCOMMANDS = ("agents", "sessions", "export", "logout", "check")
+SUBCOMMANDS = ("agents", "sessions", "export", "logout", "providers", "check")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,14 +28,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="acp-tui",
         usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
         "       acp-tui agents | sessions [--agent NAME] | export ID [-o FILE]"
-        " | logout [--agent NAME]\n"
+        " | logout | providers [--agent NAME]\n"
         "       acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] -- AGENT ...",
         description="A terminal client for AI coding agents that speak the Agent Client "
         "Protocol. Without an agent command it runs the configured default agent, or the "
         "built-in demo agent.",
         epilog="commands: `agents` lists the configured agents, `sessions` the sessions you "
         "can --resume, `export ID` writes one as Markdown, `logout` signs out of the agent, "
-        "`check` tells an agent's author what it gets wrong (each takes --help).",
+        "`providers` says where its model requests go, `check` tells an agent's author "
+        "what it gets wrong (each takes --help).",
     )
     parser.add_argument("--version", action="version", version=f"acp-tui {__version__}")
     parser.add_argument(

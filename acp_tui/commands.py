@@ -1,5 +1,6 @@
-"""`acp-tui agents`, `acp-tui sessions`, `acp-tui export ID` and `acp-tui logout`: the config,
-the records and the agent's sign-in, from the shell."""
+"""`acp-tui agents`, `acp-tui sessions`, `acp-tui export ID`, `acp-tui logout` and `acp-tui
+providers`: the config, the records, the agent's sign-in and its model routes, from the
+shell."""
 
 from __future__ import annotations
 
@@ -36,6 +37,8 @@ def run(name: str, argv: Sequence[str], agent_command: list[str]) -> int:
         return asyncio.run(sessions(argv, agent_command))
     if name == "logout":
         return asyncio.run(logout(argv, agent_command))
+    if name == "providers":
+        return asyncio.run(providers(argv, agent_command))
     if name == "check":
         from acp_tui.check.command import check
 
@@ -190,12 +193,7 @@ async def _agent_sessions(
     agent: AgentConfig, workspace: Path, store: RecordStore | None
 ) -> list[SessionEntry]:
     """The agent's list (it is started just for that, if it can list) and the records."""
-
-    async def refuse(pending: object) -> None:
-        pass
-
-    options = ClientOptions(cwd=workspace, env=dict(agent.env), startup_timeout=15.0)
-    client = AgentClient(agent.command, options, decide_permission=refuse, services_factory=None)
+    client = _bare_client(agent, workspace)
     running: AgentClient | None = None
     try:
         await client.start()
@@ -228,11 +226,7 @@ async def logout(argv: Sequence[str], agent_command: list[str]) -> int:
         _warn(str(error))
         return 2
 
-    async def refuse(pending: object) -> None:
-        pass
-
-    options = ClientOptions(cwd=args.cwd.resolve(), env=dict(agent.env), startup_timeout=15.0)
-    client = AgentClient(agent.command, options, decide_permission=refuse, services_factory=None)
+    client = _bare_client(agent, args.cwd.resolve())
     try:
         info = await client.start()
         if not info.supports("logout"):
@@ -251,6 +245,74 @@ async def logout(argv: Sequence[str], agent_command: list[str]) -> int:
         store.close()
     print(f"Signed out of {info.label}.")
     return 0
+
+
+# -- providers --------------------------------------------------------------------------------
+
+
+async def providers(argv: Sequence[str], agent_command: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="acp-tui providers",
+        usage="acp-tui providers [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]",
+        description="Where the agent's LLM providers send its model requests (`providers/list`"
+        ", for agents that offer it), once the config's `[agents.NAME.providers.ID]` routes "
+        "are set.",
+    )
+    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="where to start it")
+    args = parser.parse_args(argv)
+    try:
+        agent = _config().agent(args.agent, agent_command)
+    except ConfigError as error:
+        _warn(str(error))
+        return 2
+    client = _bare_client(agent, args.cwd.resolve(), routed=True)
+    try:
+        info = await client.start()
+        if not info.supports("providers"):
+            _warn(f"{info.label} does not let its client route its model requests (no providers)")
+            return 1
+        listed = await client.list_providers()
+    except (LaunchError, ProtocolMismatch, RpcError, OSError) as error:
+        _warn(f"could not ask {agent.name} for its providers: {error}")
+        return 1
+    finally:
+        with contextlib.suppress(Exception):
+            await client.close()
+    print(f"Providers of {info.label}:")
+    _print_table(
+        [
+            (
+                p.provider_id,
+                p.current.api_type if p.current else "off",
+                "yes" if p.required else "no",
+                ", ".join(p.supported),
+                p.current.base_url if p.current else "",
+            )
+            for p in listed
+        ],
+        ("ID", "API", "REQUIRED", "SUPPORTED", "BASE URL"),
+    )
+    return 0
+
+
+def _bare_client(agent: AgentConfig, cwd: Path, *, routed: bool = False) -> AgentClient:
+    """A client that only asks the agent things (no services, every permission refused);
+    with `routed`, the config's provider routes are set when it starts."""
+
+    async def refuse(pending: object) -> None:
+        pass
+
+    options = ClientOptions(cwd=cwd, env=dict(agent.env), startup_timeout=15.0)
+    if routed:
+        options.providers = agent.providers
+    return AgentClient(
+        agent.command,
+        options,
+        decide_permission=refuse,
+        services_factory=None,
+        on_problem=_warn if routed else None,
+    )
 
 
 def _when(moment: datetime | None) -> str:

@@ -375,3 +375,38 @@ def test_an_agents_env_and_mcp_servers_reach_it(tmp_path: Path) -> None:
     [new] = [m["params"] for m in sent if isinstance(m, dict) and m.get("method") == "session/new"]
     assert new["mcpServers"] == [{"name": "files", "command": "/bin/cat", "args": [], "env": []}]
     assert list((tmp_path / "agent-data" / "acp-tui" / "demo-sessions").glob("sess_*.json"))
+
+
+def test_providers_lists_where_the_agents_requests_go(tmp_path: Path) -> None:
+    """`acp-tui providers`: the agent's `providers/list`, once the config's routes are set;
+    an agent without providers says so."""
+    config = tmp_path / "config" / "acp-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    demo = json.dumps([sys.executable, "-m", "acp_tui.demo"])
+    plain = json.dumps(
+        [sys.executable, str(Path(__file__).parent / "agents" / "rejecting_agent.py")]
+    )
+    config.write_text(
+        f"[agents.d]\ncommand = {demo}\n"
+        '[agents.d.providers.main]\napi_type = "openai"\nbase_url = "https://gw.example/v1"\n'
+        f"[agents.own]\ncommand = {demo}\n"
+        f"[agents.plain]\ncommand = {plain}\n"
+    )
+    routed = run_cli(tmp_path, "providers", "--agent", "d")
+    assert routed.returncode == 0, routed.stderr
+    lines = routed.stdout.splitlines()
+    assert lines[0] == "Providers of acp-tui demo agent 0.1.0:"
+    assert lines[1].split() == ["ID", "API", "REQUIRED", "SUPPORTED", "BASE", "URL"]
+    assert lines[2].split() == [
+        "main",
+        "openai",
+        "no",
+        "anthropic,",
+        "openai",
+        "https://gw.example/v1",
+    ]
+    own = run_cli(tmp_path, "providers", "--agent", "own")
+    assert own.stdout.splitlines()[2].split() == ["main", "off", "no", "anthropic,", "openai"]
+    none = run_cli(tmp_path, "providers", "--agent", "plain")
+    assert none.returncode == 1
+    assert "does not let its client route its model requests (no providers)" in none.stderr

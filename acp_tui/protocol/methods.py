@@ -124,6 +124,25 @@ class DisableProviderRequest(Wire):
     provider_id: str
 
 
+class ProviderCurrent(Wire):
+    api_type: str = ""
+    base_url: str = ""
+
+
+class ProviderInfo(Wire):
+    """One of the agent's LLM providers (`providers/list`)."""
+
+    provider_id: str
+    supported: list[str] = msgspec.field(default_factory=list)
+    required: bool = False
+    current: ProviderCurrent | None = None
+    """Where it sends requests now; None: switched off."""
+
+
+class ListProvidersResponse(Wire):
+    providers: list[ProviderInfo] = msgspec.field(default_factory=list)
+
+
 class ForkSessionRequest(Wire):
     """`session/fork` (unstable): a new session with the context of `session_id`."""
 

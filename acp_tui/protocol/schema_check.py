@@ -44,7 +44,9 @@ Kind = Literal["request", "notification", "response"]
 SCHEMA_DIR = Path(__file__).resolve().parent / "schemas"
 """The official schemas, `v1.json` and `v2.json` (and their unstable editions); see
 `schemas/SOURCE.md`."""
-UNSTABLE_METHODS = frozenset({"session/fork", "providers/set", "providers/disable"})
+UNSTABLE_METHODS = frozenset(
+    {"session/fork", "providers/list", "providers/set", "providers/disable"}
+)
 """Methods acp-tui uses that are in the unstable schema only."""
 
 _KIND_BY_SUFFIX: dict[str, Kind] = {

@@ -535,6 +535,12 @@ class AgentClient:
                     f"provider {route.provider_id!r} not set: no answer within {timeout:g} s"
                 )
 
+    async def list_providers(self) -> list[m.ProviderInfo]:
+        """The agent's LLM providers and where each sends requests (`providers/list`, when
+        it `supports("providers")`)."""
+        response = await self.request("providers/list", {}, m.ListProvidersResponse)
+        return response.providers
+
     async def _spawn(self) -> None:
         self.exited.clear()
         self.process = await AgentProcess.start(
