@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from textual.containers import Vertical
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
@@ -370,6 +371,41 @@ async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
         await wait_until(pilot, lambda: app.session is not None and app.session.id == source.id)
         await wait_until(pilot, lambda: "remember the tortoise" in message_texts(app))
         assert "only in the fork" not in message_texts(app)
+
+
+async def test_f_in_the_session_picker_forks_an_earlier_session_without_opening_it(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    argv = [*DEMO_AGENT, "--speed", "0", "--data-dir", str(tmp_path / "demo")]
+    async with run(record=True, argv=argv) as (app, pilot):
+        await send(app, pilot, "title Old times")
+        await wait_idle(app, pilot)
+        await send(app, pilot, "remember the tortoise")
+        await wait_idle(app, pilot)
+        old_id = app.session.id  # type: ignore[union-attr]
+        await app.action_quit()
+
+    async with run(record=True, argv=argv) as (app, pilot):
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        shown = app.session
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        picker = app.screen
+        assert isinstance(picker, SessionsScreen)
+        await pilot.pause()
+        assert "f fork" in str(picker.query_one(Vertical).border_subtitle)
+        ids = [entry.session_id for entry in picker.entries]
+        picker.query_one(OptionList).highlighted = ids.index(old_id)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: app.session is not shown)
+        session = app.session
+        assert session is not None and session.id not in (old_id, shown.id)  # type: ignore[union-attr]
+        assert session.state.title == "Old times (fork)"
+        assert "remember the tortoise" in message_texts(app)
+        assert "hello" not in message_texts(app)
+        assert app.client is not None and old_id not in app.client.sessions  # never opened
 
 
 async def test_a_fork_the_agent_refuses_leaves_the_session_shown(

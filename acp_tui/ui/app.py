@@ -27,6 +27,7 @@ from textual.screen import Screen
 from acp_tui.config import AgentConfig, AgentPolicy, Startup, load_config, load_policy
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError, Rule
+from acp_tui.session.state import SessionState
 from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.commands import app_commands
 from acp_tui.ui.conversation import Conversation
@@ -848,11 +849,26 @@ class AcpApp(App[int]):
             delete=delete,
             agent_deletes=agent_deletes(client),
             open_elsewhere=elsewhere,
+            forks=client is not None and client.info.supports("fork"),
         )
-        entry = await self.push_screen_wait(picker)
-        if entry is None or entry.session_id == current:
+        picked = await self.push_screen_wait(picker)
+        if picked is None:
             return
-        await self.switch_session(entry, conversation)
+        entry = picked.entry
+        if picked.fork:
+            await self._fork(conversation, entry.session_id, self._history_of(entry, session))
+        elif entry.session_id != current:
+            await self.switch_session(entry, conversation)
+
+    def _history_of(self, entry: SessionEntry, shown: Session | None) -> SessionState:
+        """What acp-tui knows of a session's history: the one shown, else its record."""
+        from acp_tui.records import recorded_state
+
+        if shown is not None and shown.id == entry.session_id:
+            return shown.state
+        if self.store is not None and entry.record is not None:
+            return recorded_state(self.store, entry.record)
+        return SessionState(session_id=entry.session_id)
 
     async def switch_session(
         self, entry: SessionEntry, conversation: Conversation | None = None
@@ -907,23 +923,33 @@ class AcpApp(App[int]):
     async def action_fork(self) -> None:
         """Go on in a fork of the shown session (`session/fork`): a new session that starts
         where this one is, with its history; this one stays as it is, for Ctrl+O."""
+        session = self.session
+        if session is not None:
+            await self._fork(self.conversation, session.id, session.state)
+
+    async def _fork(
+        self, conversation: Conversation, source_id: str, history: SessionState
+    ) -> None:
+        """Show a fork of session `source_id` (the one shown, or one picked in Ctrl+O, open or
+        not), with `history`, in place of `conversation`'s session, which stays as it is."""
         from acp_tui.records import fork_conversation
 
-        conversation, chat = self.conversation, self.chat
-        client, source = conversation.client, conversation.session
-        if client is None or source is None or not self.can_fork:
+        chat, client, shown = conversation.chat, conversation.client, conversation.session
+        assert chat is not None
+        if client is None or not conversation.agent_running or not client.info.supports("fork"):
             self.notify("This agent cannot fork sessions.", title="No fork")
             return
-        if source.busy or chat.sending:
+        if shown is not None and (shown.busy or chat.sending):
             self.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
             return
         name = self._agent_name(conversation)
         try:
-            opened = await fork_conversation(client, self.store, name, source.id, source.state)
+            opened = await fork_conversation(client, self.store, name, source_id, history)
         except RpcError as error:
             self.notify(error.message, title="The session could not be forked", severity="error")
             return
-        if source.busy or chat.sending or conversation.session is not source:
+        busy = shown is not None and (shown.busy or chat.sending)
+        if busy or conversation.session is not shown:
             # A prompt went to the session (or another was opened) while the agent forked.
             opened.close()
             with contextlib.suppress(Exception):
@@ -934,8 +960,9 @@ class AcpApp(App[int]):
         self._show_opened(conversation, opened)
         if left is not None:
             left.close()
-        with contextlib.suppress(Exception):
-            await client.close_session(source)
+        if shown is not None:
+            with contextlib.suppress(Exception):
+                await client.close_session(shown)
 
     def _show_opened(self, conversation: Conversation, opened: Opened) -> None:
         """Make `opened` the conversation's session, on its screen."""

@@ -69,7 +69,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f3", "what each turn changed; undo it"),
             ("shift+tab", "next mode"),
             ("f12", "protocol inspector"),
-            ("ctrl+o", "sessions in this workspace"),
+            ("ctrl+o", "sessions here: open, f fork, del delete"),
             ("ctrl+r", "restart a dead or stuck agent"),
             ("ctrl+p", "command palette"),
             ("f1", "this help"),

@@ -1,9 +1,11 @@
 """The session picker (Ctrl+O): the agent's sessions and acp-tui's records in this workspace,
-the most recent first; Enter opens one, Delete (pressed twice) deletes one."""
+the most recent first; Enter opens one, F goes on in a fork of one (when the agent forks),
+Delete (pressed twice) deletes one."""
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import ClassVar
 
 from textual import on, work
@@ -24,12 +26,21 @@ Deleter = Callable[[SessionEntry], Awaitable[None]]
 TITLE_WIDTH = 48
 
 
-class SessionsScreen(Dialog[SessionEntry | None]):
+@dataclass(frozen=True, slots=True)
+class Picked:
+    """The session picked: to open, or (`fork`) to go on in a fork of."""
+
+    entry: SessionEntry
+    fork: bool = False
+
+
+class SessionsScreen(Dialog[Picked | None]):
     """Pick a session: title, when, and where it comes from (agent, local record)."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape", "dismiss_none", "Close"),
         Binding("delete,d", "delete", "Delete"),
+        Binding("f", "fork", "Fork"),
     ]
 
     DEFAULT_CSS = """
@@ -52,10 +63,13 @@ class SessionsScreen(Dialog[SessionEntry | None]):
         delete: Deleter | None = None,
         agent_deletes: bool = False,
         open_elsewhere: frozenset[str] = frozenset(),
+        forks: bool = False,
     ) -> None:
         super().__init__()
         self.entries = entries
         self.current = current
+        self._forks = forks
+        """Whether the agent forks sessions (`session/fork`): then F picks one to fork."""
         self._delete = delete
         self._agent_deletes = agent_deletes
         self._open_elsewhere = open_elsewhere
@@ -67,8 +81,12 @@ class SessionsScreen(Dialog[SessionEntry | None]):
     def compose(self) -> ComposeResult:
         with Vertical() as box:
             box.border_title = "Sessions in this workspace"
-            hints = "↑↓ choose · enter open · del delete · esc close"
-            box.border_subtitle = hints if self._delete else hints.replace(" · del delete", "")
+            hints = ["↑↓ choose", "enter open", "f fork", "del delete", "esc close"]
+            if not self._forks:
+                hints.remove("f fork")
+            if not self._delete:
+                hints.remove("del delete")
+            box.border_subtitle = " · ".join(hints)
             if not self.entries:
                 yield Static("No earlier sessions here.", classes="sessions--empty")
             yield OptionList(*(self._option(index, e) for index, e in enumerate(self.entries)))
@@ -91,7 +109,12 @@ class SessionsScreen(Dialog[SessionEntry | None]):
 
     @on(OptionList.OptionSelected)
     def _chosen(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(self.entries[int(event.option.id or 0)])
+        self.dismiss(Picked(self.entries[int(event.option.id or 0)]))
+
+    def action_fork(self) -> None:
+        highlighted = self._highlighted()
+        if self._forks and highlighted is not None:
+            self.dismiss(Picked(highlighted[1], fork=True))
 
     @on(OptionList.OptionHighlighted)
     def _moved(self) -> None:
