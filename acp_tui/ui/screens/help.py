@@ -6,8 +6,7 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
-from textual.content import Content
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
@@ -19,9 +18,9 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("shift+enter  ctrl+j", "new line"),
             ("↑ ↓ at the edges", "earlier prompts, this workspace"),
             ("/", "the agent's commands"),
-            ("@", "mention a file (an image goes as an image)"),
-            ("alt+v", "paste an image from the clipboard"),
-            ("backspace", "on an empty prompt: drop the last image"),
+            ("@", "mention a file (or an image)"),
+            ("alt+v", "paste the clipboard's image"),
+            ("backspace", "empty prompt: drop last image"),
             ("tab", "queue: enter edits, del removes"),
         ],
     ),
@@ -69,24 +68,13 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("f3", "what each turn changed; undo it"),
             ("shift+tab", "next mode"),
             ("f12", "protocol inspector"),
-            ("ctrl+o", "sessions here: open, f fork, del delete"),
+            ("ctrl+o", "sessions (f fork, del delete)"),
             ("ctrl+r", "restart a dead or stuck agent"),
             ("ctrl+p", "command palette"),
             ("f1", "this help"),
         ],
     ),
 ]
-
-
-def help_content(groups: list[tuple[str, list[tuple[str, str]]]]) -> Content:
-    lines: list[Content] = []
-    for title, keys in groups:
-        if lines:
-            lines.append(Content(""))
-        lines.append(Content.styled(title, "bold $text-primary"))
-        for key, what in keys:
-            lines.append(Content.assemble((f"{key:<19}", "bold $text-accent"), what))
-    return Content("\n").join(lines)
 
 
 class HelpScreen(ModalScreen[None]):
@@ -106,8 +94,12 @@ class HelpScreen(ModalScreen[None]):
         background: $surface;
     }
     HelpScreen Horizontal { height: auto; }
-    HelpScreen Static { width: 1fr; }
-    HelpScreen Static.-left { margin: 0 4 0 0; }
+    HelpScreen Vertical { width: 1fr; height: auto; }
+    HelpScreen Vertical.-left { margin: 0 4 0 0; }
+    HelpScreen .help--title { text-style: bold; color: $text-primary; margin: 1 0 0 0; }
+    HelpScreen .help--title.-first { margin: 0; }
+    HelpScreen .help--key { width: 21; text-style: bold; color: $text-accent; }
+    HelpScreen .help--what { width: 1fr; }
     """
 
     def compose(self) -> ComposeResult:
@@ -115,8 +107,20 @@ class HelpScreen(ModalScreen[None]):
         scroll.border_title = "Keys"
         scroll.border_subtitle = "esc to close · ctrl+p lists every action"
         with scroll, Horizontal():
-            yield Static(help_content(KEYS[:3]), classes="-left")
-            yield Static(help_content(KEYS[3:]))
+            for groups, side in ((KEYS[:3], "-left"), (KEYS[3:], "")):
+                with Vertical(classes=side):
+                    yield from _groups(groups)
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)
+
+
+def _groups(groups: list[tuple[str, list[tuple[str, str]]]]) -> ComposeResult:
+    """Each group's title, then a row a key: a description too long for its column wraps
+    under itself, not under the keys."""
+    for number, (title, keys) in enumerate(groups):
+        yield Static(title, classes="help--title" + (" -first" if number == 0 else ""))
+        for key, what in keys:
+            with Horizontal():
+                yield Static(key, classes="help--key", markup=False)
+                yield Static(what, classes="help--what", markup=False)
