@@ -28,7 +28,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="acp-tui",
         usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
         "       acp-tui agents | sessions [--agent NAME] | export ID [-o FILE]"
-        " | logout | providers [--agent NAME]\n"
+        " | logout [--agent NAME]\n"
+        "       acp-tui providers [--agent NAME]\n"
         "       acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] -- AGENT ...",
         description="A terminal client for AI coding agents that speak the Agent Client "
         "Protocol. Without an agent command it runs the configured default agent, or the "

@@ -272,6 +272,8 @@ async def providers(argv: Sequence[str], agent_command: list[str]) -> int:
         if not info.supports("providers"):
             _warn(f"{info.label} does not let its client route its model requests (no providers)")
             return 1
+        for warning in client.warnings:  # a route from the config it refused
+            _warn(warning)
         listed = await client.list_providers()
     except (LaunchError, ProtocolMismatch, RpcError, OSError) as error:
         _warn(f"could not ask {agent.name} for its providers: {error}")
@@ -286,7 +288,7 @@ async def providers(argv: Sequence[str], agent_command: list[str]) -> int:
                 p.provider_id,
                 p.current.api_type if p.current else "off",
                 "yes" if p.required else "no",
-                ", ".join(p.supported),
+                ", ".join(kind for kind in p.supported or () if isinstance(kind, str)),
                 p.current.base_url if p.current else "",
             )
             for p in listed
@@ -306,13 +308,7 @@ def _bare_client(agent: AgentConfig, cwd: Path, *, routed: bool = False) -> Agen
     options = ClientOptions(cwd=cwd, env=dict(agent.env), startup_timeout=15.0)
     if routed:
         options.providers = agent.providers
-    return AgentClient(
-        agent.command,
-        options,
-        decide_permission=refuse,
-        services_factory=None,
-        on_problem=_warn if routed else None,
-    )
+    return AgentClient(agent.command, options, decide_permission=refuse, services_factory=None)
 
 
 def _when(moment: datetime | None) -> str:

@@ -390,7 +390,9 @@ def test_providers_lists_where_the_agents_requests_go(tmp_path: Path) -> None:
         f"[agents.d]\ncommand = {demo}\n"
         '[agents.d.providers.main]\napi_type = "openai"\nbase_url = "https://gw.example/v1"\n'
         f"[agents.own]\ncommand = {demo}\n"
+        '[agents.own.providers.spare]\napi_type = "openai"\nbase_url = "https://x"\n'
         f"[agents.plain]\ncommand = {plain}\n"
+        '[agents.plain.providers.main]\napi_type = "openai"\nbase_url = "https://x"\n'
     )
     routed = run_cli(tmp_path, "providers", "--agent", "d")
     assert routed.returncode == 0, routed.stderr
@@ -407,6 +409,8 @@ def test_providers_lists_where_the_agents_requests_go(tmp_path: Path) -> None:
     ]
     own = run_cli(tmp_path, "providers", "--agent", "own")
     assert own.stdout.splitlines()[2].split() == ["main", "off", "no", "anthropic,", "openai"]
+    assert own.stderr.startswith("acp-tui: provider 'spare' not set: Unknown provider")
     none = run_cli(tmp_path, "providers", "--agent", "plain")
     assert none.returncode == 1
-    assert "does not let its client route its model requests (no providers)" in none.stderr
+    [said] = none.stderr.splitlines()
+    assert "does not let its client route its model requests (no providers)" in said

@@ -11,8 +11,10 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import msgspec
 import pytest
 
+from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import text_block
 from acp_tui.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
 from acp_tui.records import (
@@ -291,6 +293,23 @@ async def test_two_sessions_at_once(tmp_path: Path) -> None:
     one_state = recorded_state(store, by_agent["demo-one"])
     assert "3000" in one_state.timeline[-1].text and not one_state.plans
     assert recorded_state(store, by_agent["demo-two"]).plans
+
+
+def test_a_providers_list_is_read_leniently() -> None:
+    """As the schema allows: a null or odd `supported` (its other items skipped when shown),
+    a null `required`, no `current` (switched off), unknown fields."""
+    data = (
+        b'{"providers": [{"providerId": "main", "supported": ["openai", {"x": 1}], '
+        b'"required": null, "current": {"apiType": "openai", "baseUrl": "https://gw"}, '
+        b'"_meta": {}}, {"providerId": "spare", "supported": null, "extra": 3}]}'
+    )
+    main, spare = msgspec.json.decode(data, type=m.ListProvidersResponse).providers
+    assert (main.supported, main.required, main.current) == (
+        ["openai", {"x": 1}],
+        None,
+        m.ProviderCurrent("openai", "https://gw"),
+    )
+    assert (spare.provider_id, spare.supported, spare.current) == ("spare", None, None)
 
 
 def test_the_command_line_way(tmp_path: Path) -> None:

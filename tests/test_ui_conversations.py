@@ -237,3 +237,20 @@ def test_the_keys_are_listed() -> None:
     keys = dict(KEYS)["Conversations"]
     assert ("ctrl+n", "new conversation: pick its agent") in keys
     assert any("ctrl+w" in key for key, _ in keys)
+
+
+@pytest.mark.parametrize(("width", "narrow"), [(120, False), (80, True)])
+async def test_the_keys_fit_the_terminal(tmp_path: Path, width: int, narrow: bool) -> None:
+    """Two columns side by side when there is room, one below that: a description always
+    has room beside its key."""
+    from acp_tui.ui.screens.help import HelpScreen
+
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
+    async with app.run_test(size=(width, 40)) as pilot:
+        await wait_started(app, pilot)
+        await pilot.press("f1")
+        await wait_until(pilot, lambda: isinstance(app.screen, HelpScreen))
+        await pilot.pause()
+        assert app.screen.has_class("-narrow") is narrow
+        rooms = [what.size.width for what in app.screen.query(".help--what")]
+        assert min(rooms) >= 31, rooms

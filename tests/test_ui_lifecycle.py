@@ -389,7 +389,16 @@ async def test_f_in_the_session_picker_forks_an_earlier_session_without_opening_
     async with run(record=True, argv=argv) as (app, pilot):
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
-        shown = app.session
+        shown, client = app.session, app.client
+        assert client is not None
+        opened: list[str] = []
+        open_session = client.open_session
+
+        async def spy(session_id: str, **kwargs: Any) -> Any:
+            opened.append(session_id)
+            return await open_session(session_id, **kwargs)
+
+        monkeypatch.setattr(client, "open_session", spy)
         await pilot.press("ctrl+o")
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         picker = app.screen
@@ -405,7 +414,20 @@ async def test_f_in_the_session_picker_forks_an_earlier_session_without_opening_
         assert session.state.title == "Old times (fork)"
         assert "remember the tortoise" in message_texts(app)
         assert "hello" not in message_texts(app)
-        assert app.client is not None and old_id not in app.client.sessions  # never opened
+        assert opened == []  # forked as it was, never loaded or resumed
+        # F on the session shown (●): a fork of what is on screen, titled once.
+        fork = session
+        await pilot.press("ctrl+o")
+        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, SessionsScreen)
+        ids = [entry.session_id for entry in picker.entries]
+        picker.query_one(OptionList).highlighted = ids.index(fork.id)
+        await pilot.press("f")
+        await wait_until(pilot, lambda: app.session is not fork)
+        assert app.session is not None and app.session.state.title == "Old times (fork)"
+        assert "remember the tortoise" in message_texts(app) and opened == []
 
 
 async def test_a_fork_the_agent_refuses_leaves_the_session_shown(
@@ -422,8 +444,9 @@ async def test_a_fork_the_agent_refuses_leaves_the_session_shown(
 
         monkeypatch.setattr(client, "fork_session", refuse)
         app.action_fork()
-        await wait_until(pilot, lambda: bool(app._notifications))
-        assert [str(n.message) for n in app._notifications] == ["no forks today"]
+        await wait_until(
+            pilot, lambda: "no forks today" in [str(n.message) for n in app._notifications]
+        )
         assert app.session is source and source.id in client.sessions
         await send(app, pilot, "still here")
         await wait_idle(app, pilot)

@@ -133,8 +133,9 @@ class ProviderInfo(Wire):
     """One of the agent's LLM providers (`providers/list`)."""
 
     provider_id: str
-    supported: list[str] = msgspec.field(default_factory=list)
-    required: bool = False
+    supported: list[Any] | None = None
+    """API types (strings; anything else in the list is skipped, as the schema says)."""
+    required: bool | None = None
     current: ProviderCurrent | None = None
     """Where it sends requests now; None: switched off."""
 

@@ -139,6 +139,8 @@ class NothingToResume(LookupError):
 # -- opening ----------------------------------------------------------------------------------
 
 How = Literal["new", "resumed", "loaded", "record", "forked"]
+FORK_MARK = " (fork)"
+"""After the title of a fork (once, however often it is forked again)."""
 
 
 @dataclass(slots=True)
@@ -230,8 +232,8 @@ async def fork_conversation(
     `history` and recorded as a conversation of its own. The source and its record stay as
     they were. Raises RpcError."""
     state = copy_state(history)
-    if state.title:
-        state.title = f"{state.title} (fork)"
+    if state.title and not state.title.endswith(FORK_MARK):
+        state.title += FORK_MARK
     session = await client.fork_session(source_id, state)
     remembered = (
         "everything above"
@@ -306,6 +308,14 @@ def _history(
     return restore_state(record.session_id, rows, record.meta)
 
 
+def fork_history(
+    store: RecordStore | None, record: ConversationRecord | None, session_id: str
+) -> SessionState:
+    """What a fork of a session not open here shows of its history: acp-tui's record of it,
+    or nothing."""
+    return _history(store, record)[0] or SessionState(session_id=session_id)
+
+
 def recorded_state(store: RecordStore, record: ConversationRecord) -> SessionState:
     """A record as a `SessionState`, to show or export without any agent."""
     state, _known = restore_state(record.session_id, store.items(record.id), record.meta)
@@ -350,7 +360,7 @@ async def start_conversation(
         if not fork or session_id is None:
             return await open_conversation(client, store, agent, session_id=session_id)
         # Forked as it is, never opened: its record stays as it was.
-        history = _history(store, record)[0] or SessionState(session_id=session_id)
+        history = fork_history(store, record, session_id)
         try:
             return await fork_conversation(client, store, agent, session_id, history)
         except RpcError as error:

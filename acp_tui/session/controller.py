@@ -538,7 +538,14 @@ class AgentClient:
     async def list_providers(self) -> list[m.ProviderInfo]:
         """The agent's LLM providers and where each sends requests (`providers/list`, when
         it `supports("providers")`)."""
-        response = await self.request("providers/list", {}, m.ListProvidersResponse)
+        request = self.request("providers/list", {}, m.ListProvidersResponse)
+        try:
+            response = await asyncio.wait_for(request, self.options.startup_timeout)
+        except TimeoutError:
+            timeout = self.options.startup_timeout
+            raise RpcError(
+                INTERNAL_ERROR, f"the agent did not answer providers/list within {timeout:g} s"
+            ) from None
         return response.providers
 
     async def _spawn(self) -> None:
@@ -961,6 +968,12 @@ class AgentClient:
     def _problem(self, message: str) -> None:
         if self._on_problem is not None:
             self._on_problem(message)
+
+    @property
+    def warnings(self) -> list[str]:
+        """What went wrong that the user should know (the transcript lost, a provider not
+        set), as every session shows it."""
+        return list(self._warnings)
 
     def _warn(self, message: str) -> None:
         """A problem that is the user's business, not only the inspector's (the transcript

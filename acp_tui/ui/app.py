@@ -824,7 +824,7 @@ class AcpApp(App[int]):
     @work(group="sessions", exclusive=True, exit_on_error=False)
     async def action_sessions(self) -> None:
         """The session picker; the chosen session replaces the one shown."""
-        from acp_tui.records import agent_deletes, delete_session, list_sessions
+        from acp_tui.records import agent_deletes, delete_session, fork_history, list_sessions
         from acp_tui.ui.screens import SessionsScreen
 
         # Read before the first await: the user may show another conversation meanwhile.
@@ -854,21 +854,16 @@ class AcpApp(App[int]):
         picked = await self.push_screen_wait(picker)
         if picked is None:
             return
-        entry = picked.entry
+        entry, shown = picked.entry, conversation.session
         if picked.fork:
-            await self._fork(conversation, entry.session_id, self._history_of(entry, session))
+            history = (
+                shown.state
+                if shown is not None and shown.id == entry.session_id
+                else fork_history(self.store, entry.record, entry.session_id)
+            )
+            self._fork(conversation, entry.session_id, history)
         elif entry.session_id != current:
             await self.switch_session(entry, conversation)
-
-    def _history_of(self, entry: SessionEntry, shown: Session | None) -> SessionState:
-        """What acp-tui knows of a session's history: the one shown, else its record."""
-        from acp_tui.records import recorded_state
-
-        if shown is not None and shown.id == entry.session_id:
-            return shown.state
-        if self.store is not None and entry.record is not None:
-            return recorded_state(self.store, entry.record)
-        return SessionState(session_id=entry.session_id)
 
     async def switch_session(
         self, entry: SessionEntry, conversation: Conversation | None = None
@@ -911,22 +906,18 @@ class AcpApp(App[int]):
 
     @property
     def can_fork(self) -> bool:
-        client = self.client
-        return (
-            client is not None
-            and self.session is not None
-            and self.agent_running
-            and client.info.supports("fork")
-        )
+        return self.session is not None and _forks(self.conversation)
 
-    @work(group="sessions", exclusive=True, exit_on_error=False)
-    async def action_fork(self) -> None:
+    def action_fork(self) -> None:
         """Go on in a fork of the shown session (`session/fork`): a new session that starts
         where this one is, with its history; this one stays as it is, for Ctrl+O."""
         session = self.session
         if session is not None:
-            await self._fork(self.conversation, session.id, session.state)
+            self._fork(self.conversation, session.id, session.state)
 
+    # A worker of its own: opening the session picker (the "sessions" group's) must not
+    # cancel a fork the agent is making.
+    @work(group="fork", exit_on_error=False)
     async def _fork(
         self, conversation: Conversation, source_id: str, history: SessionState
     ) -> None:
@@ -936,18 +927,27 @@ class AcpApp(App[int]):
 
         chat, client, shown = conversation.chat, conversation.client, conversation.session
         assert chat is not None
-        if client is None or not conversation.agent_running or not client.info.supports("fork"):
+        if client is None or not conversation.agent_running:
+            self.notify("Restart the agent first (Ctrl+R).", title="The agent is not running")
+            return
+        if not _forks(conversation):
             self.notify("This agent cannot fork sessions.", title="No fork")
+            return
+        if conversation.forking:
+            self.notify("One fork at a time: it is on its way.", title="Forking")
             return
         if shown is not None and (shown.busy or chat.sending):
             self.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
             return
         name = self._agent_name(conversation)
+        conversation.forking = True
         try:
             opened = await fork_conversation(client, self.store, name, source_id, history)
         except RpcError as error:
             self.notify(error.message, title="The session could not be forked", severity="error")
             return
+        finally:
+            conversation.forking = False
         busy = shown is not None and (shown.busy or chat.sending)
         if busy or conversation.session is not shown:
             # A prompt went to the session (or another was opened) while the agent forked.
@@ -1090,6 +1090,12 @@ class AcpApp(App[int]):
 
 
 TERMINATING = (signal.SIGTERM, signal.SIGHUP)
+
+
+def _forks(conversation: Conversation) -> bool:
+    """Whether `conversation`'s agent runs and forks sessions (`session/fork`)."""
+    client = conversation.client
+    return client is not None and conversation.agent_running and client.info.supports("fork")
 
 
 def startup_errors() -> tuple[type[Exception], ...]:

@@ -62,6 +62,8 @@ class Conversation:
         """The agent ignored a cancel: it can be stopped (and restarted)."""
         self.closing = False
         """Ctrl+W closes it: its agent's exit is expected, not reported."""
+        self.forking = False
+        """A fork (`session/fork`) is on its way, to be shown in place of its session."""
         self.started = asyncio.Event()
         """Set once the session is open (or the agent failed to start)."""
 

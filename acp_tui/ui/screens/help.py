@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+NARROW = 110
+"""Terminal columns below which the keys are one column."""
 KEYS: list[tuple[str, list[tuple[str, str]]]] = [
     (
         "Prompt",
@@ -96,6 +99,8 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen Horizontal { height: auto; }
     HelpScreen Vertical { width: 1fr; height: auto; }
     HelpScreen Vertical.-left { margin: 0 4 0 0; }
+    HelpScreen.-narrow #help-columns { layout: vertical; }
+    HelpScreen.-narrow Vertical.-left { margin: 0 0 1 0; }
     HelpScreen .help--title { text-style: bold; color: $text-primary; margin: 1 0 0 0; }
     HelpScreen .help--title.-first { margin: 0; }
     HelpScreen .help--key { width: 21; text-style: bold; color: $text-accent; }
@@ -106,10 +111,14 @@ class HelpScreen(ModalScreen[None]):
         scroll = VerticalScroll()
         scroll.border_title = "Keys"
         scroll.border_subtitle = "esc to close · ctrl+p lists every action"
-        with scroll, Horizontal():
+        with scroll, Horizontal(id="help-columns"):
             for groups, side in ((KEYS[:3], "-left"), (KEYS[3:], "")):
                 with Vertical(classes=side):
                     yield from _groups(groups)
+
+    def on_resize(self, event: events.Resize) -> None:
+        # Two columns side by side leave a description too little room below this width.
+        self.set_class(event.size.width < NARROW, "-narrow")
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(None)
