@@ -211,22 +211,15 @@ async def _agent_sessions(
 
 
 async def logout(argv: Sequence[str], agent_command: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="acp-tui logout",
-        usage="acp-tui logout [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]",
-        description="Sign out of an agent that offers it (`logout`), and forget the sign-in "
-        "method acp-tui remembered for it.",
+    description = (
+        "Sign out of an agent that offers it (`logout`), and forget the sign-in method acp-tui "
+        "remembered for it."
     )
-    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
-    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="where to start it")
-    args = parser.parse_args(argv)
-    try:
-        agent = _config().agent(args.agent, agent_command)
-    except ConfigError as error:
-        _warn(str(error))
+    chosen = _agent_to_ask("logout", description, argv, agent_command)
+    if chosen is None:
         return 2
-
-    client = _bare_client(agent, args.cwd.resolve())
+    agent, cwd = chosen
+    client = _bare_client(agent, cwd)
     try:
         info = await client.start()
         if not info.supports("logout"):
@@ -251,22 +244,15 @@ async def logout(argv: Sequence[str], agent_command: list[str]) -> int:
 
 
 async def providers(argv: Sequence[str], agent_command: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="acp-tui providers",
-        usage="acp-tui providers [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]",
-        description="Where the agent's LLM providers send its model requests (`providers/list`"
-        ", for agents that offer it), once the config's `[agents.NAME.providers.ID]` routes "
-        "are set.",
+    description = (
+        "Where the agent's LLM providers send its model requests (`providers/list`, for agents "
+        "that offer it), once the config's `[agents.NAME.providers.ID]` routes are set."
     )
-    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
-    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="where to start it")
-    args = parser.parse_args(argv)
-    try:
-        agent = _config().agent(args.agent, agent_command)
-    except ConfigError as error:
-        _warn(str(error))
+    chosen = _agent_to_ask("providers", description, argv, agent_command)
+    if chosen is None:
         return 2
-    client = _bare_client(agent, args.cwd.resolve(), routed=True)
+    agent, cwd = chosen
+    client = _bare_client(agent, cwd, routed=True)
     try:
         info = await client.start()
         if not info.supports("providers"):
@@ -296,6 +282,26 @@ async def providers(argv: Sequence[str], agent_command: list[str]) -> int:
         ("ID", "API", "REQUIRED", "SUPPORTED", "BASE URL"),
     )
     return 0
+
+
+def _agent_to_ask(
+    name: str, description: str, argv: Sequence[str], agent_command: list[str]
+) -> tuple[AgentConfig, Path] | None:
+    """`acp-tui NAME [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]`, parsed: the agent to
+    start and where; None, after saying why, for an agent the config does not have."""
+    parser = argparse.ArgumentParser(
+        prog=f"acp-tui {name}",
+        usage=f"acp-tui {name} [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]",
+        description=description,
+    )
+    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="where to start it")
+    args = parser.parse_args(argv)
+    try:
+        return _config().agent(args.agent, agent_command), args.cwd.resolve()
+    except ConfigError as error:
+        _warn(str(error))
+        return None
 
 
 def _bare_client(agent: AgentConfig, cwd: Path, *, routed: bool = False) -> AgentClient:

@@ -335,6 +335,19 @@ async def test_claude_asks_no_questions_headless(
     assert_sent_messages_valid(run)
 
 
+def route_claude(
+    claude: RealAgent, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, route: str
+) -> None:
+    """A config file naming Claude `claude`, its provider `main` routed as `route` (TOML)."""
+    config = tmp_path / "config" / "acp-tui" / "config.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text(
+        f"[agents.claude]\ncommand = {json.dumps(claude.argv)}\n"
+        f"[agents.claude.providers.main]\n{route}"
+    )
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+
+
 async def test_claudes_model_requests_go_where_the_config_routes_them(
     claude: RealAgent,
     model: FakeModel,
@@ -346,15 +359,13 @@ async def test_claudes_model_requests_go_where_the_config_routes_them(
     another gateway (a second fake model) before the session starts, and the gateway its
     environment names gets none of the turn."""
     with FakeModel() as gateway:
-        config = tmp_path / "config" / "acp-tui" / "config.toml"
-        config.parent.mkdir(parents=True)
-        config.write_text(
-            f"[agents.claude]\ncommand = {json.dumps(claude.argv)}\n"
-            "[agents.claude.providers.main]\n"
+        route_claude(
+            claude,
+            tmp_path,
+            monkeypatch,
             f'api_type = "anthropic"\nbase_url = "{gateway.url}"\n'
-            'headers = { "x-gateway-key" = "acp-tui" }\n'
+            'headers = { "x-gateway-key" = "acp-tui" }\n',
         )
-        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
         mark = model.mark()
         run = await headless(claude, model, tmp_path, "hello", configured=True)
         routed = [request.path.partition("?")[0] for request in gateway.since(0)]
@@ -379,14 +390,12 @@ async def test_a_route_claude_refuses_is_a_warning_and_the_turn_runs(
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    config = tmp_path / "config" / "acp-tui" / "config.toml"
-    config.parent.mkdir(parents=True)
-    config.write_text(
-        f"[agents.claude]\ncommand = {json.dumps(claude.argv)}\n"
-        '[agents.claude.providers.main]\napi_type = "_carrier_pigeon"\n'
-        'base_url = "https://coop.example"\n'
+    route_claude(
+        claude,
+        tmp_path,
+        monkeypatch,
+        'api_type = "_carrier_pigeon"\nbase_url = "https://coop.example"\n',
     )
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     run = await headless(claude, model, tmp_path, "hello", configured=True)
     assert run.status == 0, run.explain()
     assert HELLO in run.agent_text()

@@ -140,7 +140,7 @@ async def test_a_record_restores_to_the_same_state_and_goes_on_from_there(tmp_pa
     # A session opened on that state is recorded on: changed items rewrite their rows.
     reopened = fake_session(tmp_path)
     reopened.state = state
-    Recorder(store, reopened, agent="demo", command=["demo"], conversation=record.id, known=known)
+    Recorder(store, reopened, agent="demo", command=["demo"], record=record, known=known)
     reopened.emit(reducer.begin_turn(reopened.state, [text_block("and the tests")]))
     reopened.apply(ToolCallUpdate(tool_call_id="t1", title="Edit main.py again"))
     reopened.emit(reducer.end_turn(reopened.state, "end_turn"))

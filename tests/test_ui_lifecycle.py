@@ -262,21 +262,39 @@ async def test_escape_in_the_sign_in_dialog_gives_the_clear_error(auth_app: Run)
 # -- sessions and export ----------------------------------------------------------------------
 
 
+def remembering_demo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The demo agent keeping its sessions under `tmp_path` (so it lists them), and records
+    of the test's own."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    return [*DEMO_AGENT, "--speed", "0", "--data-dir", str(tmp_path / "demo")]
+
+
+async def session_picker(app: AcpApp, pilot: Pilot[int]) -> SessionsScreen:
+    """Ctrl+O, once its list is up."""
+    await pilot.press("ctrl+o")
+    await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
+    await pilot.pause()
+    assert isinstance(app.screen, SessionsScreen)
+    return app.screen
+
+
+async def old_times(app: AcpApp, pilot: Pilot[int], *prompts: str) -> str:
+    """A session titled "Old times", with `prompts` sent in it: its id."""
+    for prompt in ("title Old times", *prompts):
+        await send(app, pilot, prompt)
+        await wait_idle(app, pilot)
+    assert app.session is not None
+    return app.session.id
+
+
 async def test_the_session_picker_opens_an_earlier_session(run: Run) -> None:
     async with run(record=True) as (app, pilot):
-        await send(app, pilot, "title Old times")
-        await wait_idle(app, pilot)
-        await send(app, pilot, "remember the tortoise")
-        await wait_idle(app, pilot)
-        old_id = app.session.id  # type: ignore[union-attr]
+        old_id = await old_times(app, pilot, "remember the tortoise")
         await app.action_quit()
 
     async with run(record=True) as (app, pilot):
         assert "remember the tortoise" not in message_texts(app)
-        await pilot.press("ctrl+o")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
-        picker = app.screen
-        assert isinstance(picker, SessionsScreen)
+        picker = await session_picker(app, pilot)
         titles = [entry.label for entry in picker.entries]
         assert "Old times" in titles
         await pilot.pause()
@@ -295,22 +313,15 @@ async def test_the_session_picker_deletes_a_session_on_a_second_delete(
 ) -> None:
     """From the agent's list (`session/delete`) and from acp-tui's records; the session shown
     is not deleted; a first Delete only asks."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # records of its own
-    argv = [*DEMO_AGENT, "--speed", "0", "--data-dir", str(tmp_path / "demo")]  # lists them
+    argv = remembering_demo(tmp_path, monkeypatch)
     async with run(record=True, argv=argv) as (app, pilot):
-        await send(app, pilot, "title Old times")
-        await wait_idle(app, pilot)
-        old_id = app.session.id  # type: ignore[union-attr]
+        old_id = await old_times(app, pilot)
         await app.action_quit()
 
     async with run(record=True, argv=argv) as (app, pilot):
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
-        await pilot.press("ctrl+o")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
-        picker = app.screen
-        assert isinstance(picker, SessionsScreen)
-        await pilot.pause()
+        picker = await session_picker(app, pilot)
         options = picker.query_one(OptionList)
         status = picker.query_one(".sessions--status", Static)
         ids = [entry.session_id for entry in picker.entries]
@@ -339,13 +350,9 @@ async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
     """Ctrl+P, "Fork the session": the history stays on screen under a new session, a notice
     says so, and the next prompt goes to the fork; Ctrl+O lists both, and opening the first
     shows it as it was."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    argv = [*DEMO_AGENT, "--speed", "0", "--data-dir", str(tmp_path / "demo")]
+    argv = remembering_demo(tmp_path, monkeypatch)
     async with run(record=True, argv=argv) as (app, pilot):
-        await send(app, pilot, "title Old times")
-        await wait_idle(app, pilot)
-        await send(app, pilot, "remember the tortoise")
-        await wait_idle(app, pilot)
+        await old_times(app, pilot, "remember the tortoise")
         source = app.session
         assert source is not None
         await pilot.press("ctrl+p")
@@ -359,11 +366,7 @@ async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
         assert app.session is not None and app.session.state.title == "Old times (fork)"
         await send(app, pilot, "only in the fork")
         await wait_idle(app, pilot)
-        await pilot.press("ctrl+o")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
-        picker = app.screen
-        assert isinstance(picker, SessionsScreen)
-        await pilot.pause()
+        picker = await session_picker(app, pilot)
         ids = [entry.session_id for entry in picker.entries]
         assert {source.id, app.session.id} <= set(ids)
         picker.query_one(OptionList).highlighted = ids.index(source.id)
@@ -376,14 +379,9 @@ async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
 async def test_f_in_the_session_picker_forks_an_earlier_session_without_opening_it(
     run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    argv = [*DEMO_AGENT, "--speed", "0", "--data-dir", str(tmp_path / "demo")]
+    argv = remembering_demo(tmp_path, monkeypatch)
     async with run(record=True, argv=argv) as (app, pilot):
-        await send(app, pilot, "title Old times")
-        await wait_idle(app, pilot)
-        await send(app, pilot, "remember the tortoise")
-        await wait_idle(app, pilot)
-        old_id = app.session.id  # type: ignore[union-attr]
+        old_id = await old_times(app, pilot, "remember the tortoise")
         await app.action_quit()
 
     async with run(record=True, argv=argv) as (app, pilot):
@@ -399,11 +397,7 @@ async def test_f_in_the_session_picker_forks_an_earlier_session_without_opening_
             return await open_session(session_id, **kwargs)
 
         monkeypatch.setattr(client, "open_session", spy)
-        await pilot.press("ctrl+o")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
-        picker = app.screen
-        assert isinstance(picker, SessionsScreen)
-        await pilot.pause()
+        picker = await session_picker(app, pilot)
         assert "f fork" in str(picker.query_one(Vertical).border_subtitle)
         ids = [entry.session_id for entry in picker.entries]
         picker.query_one(OptionList).highlighted = ids.index(old_id)
@@ -417,11 +411,7 @@ async def test_f_in_the_session_picker_forks_an_earlier_session_without_opening_
         assert opened == []  # forked as it was, never loaded or resumed
         # F on the session shown (●): a fork of what is on screen, titled once.
         fork = session
-        await pilot.press("ctrl+o")
-        await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
-        await pilot.pause()
-        picker = app.screen
-        assert isinstance(picker, SessionsScreen)
+        picker = await session_picker(app, pilot)
         ids = [entry.session_id for entry in picker.entries]
         picker.query_one(OptionList).highlighted = ids.index(fork.id)
         await pilot.press("f")

@@ -199,7 +199,6 @@ async def open_conversation(
         # Some agents "load" without replaying anything: the record is all there is.
         _adopt(session.state, history)
         replayed = False
-    conversation = record.id if record is not None else None
     recorder = None
     if store is not None:
         recorder = Recorder(
@@ -207,9 +206,9 @@ async def open_conversation(
             session,
             agent=agent,
             command=client.argv,
-            conversation=conversation,
+            record=record,
             known=None if replayed else known,
-            rewrite=replayed and conversation is not None,
+            rewrite=replayed and record is not None,
         )
     if replayed:
         return Opened(session, recorder, "loaded")
@@ -271,7 +270,7 @@ async def _continue_from_record(
             session,
             agent=agent,
             command=client.argv,
-            conversation=record.id if record is not None else None,
+            record=record,
             known=known,
         )
     return Opened(session, recorder, "record", notice)

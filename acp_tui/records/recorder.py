@@ -18,7 +18,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.records.codec import Item, TextJoiner, encode_item, encode_meta
-from acp_tui.records.store import ConversationGone, RecordStore
+from acp_tui.records.store import ConversationGone, ConversationRecord, RecordStore
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Message
 
@@ -39,20 +39,20 @@ class Recorder:
         *,
         agent: str,
         command: list[str],
-        conversation: int | None = None,
+        record: ConversationRecord | None = None,
         known: dict[int, int] | None = None,
         rewrite: bool = False,
         delay: float = FLUSH_DELAY,
     ) -> None:
-        """Record `session` as `conversation` (a new one if None). `known` maps the `id()` of
-        items restored from that record to their rows; every other item already in the
-        session (a replayed history) is written on the first flush, after dropping the old
-        rows when `rewrite` is set."""
+        """Record `session` as the conversation of `record` (a new one if None). `known` maps
+        the `id()` of items restored from that record to their rows; every other item already
+        in the session (a replayed history) is written on the first flush, after dropping the
+        old rows when `rewrite` is set."""
         self.store = store
         self.session = session
         self.agent = agent
         self.command = command
-        self.conversation = conversation
+        self.conversation = record.id if record is not None else None
         self.delay = delay
         self._pause = delay
         self._rows: dict[int, int] = dict(known or {})
@@ -66,7 +66,6 @@ class Recorder:
         """What the conversation's row holds (meta, title, session id), when known: a flush
         that would write nothing new is skipped, so a session only looked at keeps its place
         in the list."""
-        record = store.get(conversation) if conversation is not None else None
         if record is not None:
             self._written = (record.meta, record.title, record.session_id)
         self._timer: asyncio.TimerHandle | None = None

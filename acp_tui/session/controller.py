@@ -526,27 +526,28 @@ class AgentClient:
                     route.provider_id, route.api_type, route.base_url, headers
                 )
             try:
-                await asyncio.wait_for(self.request(method, params), self.options.startup_timeout)
+                await self._request_in_time(method, params)
             except RpcError as error:
                 self._warn(f"provider {route.provider_id!r} not set: {error.message}")
-            except TimeoutError:
-                timeout = self.options.startup_timeout
-                self._warn(
-                    f"provider {route.provider_id!r} not set: no answer within {timeout:g} s"
-                )
 
     async def list_providers(self) -> list[m.ProviderInfo]:
         """The agent's LLM providers and where each sends requests (`providers/list`, when
         it `supports("providers")`)."""
-        request = self.request("providers/list", {}, m.ListProvidersResponse)
-        try:
-            response = await asyncio.wait_for(request, self.options.startup_timeout)
-        except TimeoutError:
-            timeout = self.options.startup_timeout
-            raise RpcError(
-                INTERNAL_ERROR, f"the agent did not answer providers/list within {timeout:g} s"
-            ) from None
+        response = await self._request_in_time("providers/list", {}, m.ListProvidersResponse)
         return response.providers
+
+    async def _request_in_time(
+        self, method: str, params: Any, result_type: Any = msgspec.Raw
+    ) -> Any:
+        """`request`, for what comes before the user's first prompt (setting a session up):
+        an agent that never answers must not hang acp-tui, so no answer within the start-up
+        timeout is an RpcError."""
+        timeout = self.options.startup_timeout
+        try:
+            return await asyncio.wait_for(self.request(method, params, result_type), timeout)
+        except TimeoutError:
+            message = f"the agent did not answer {method} within {timeout:g} s"
+            raise RpcError(INTERNAL_ERROR, message) from None
 
     async def _spawn(self) -> None:
         self.exited.clear()
@@ -718,16 +719,8 @@ class AgentClient:
 
     async def _set_up(self, method: str, params: Any, state: SessionState | None) -> Session:
         """Send `method` (`session/new` or `session/fork`) and register the session it makes,
-        with `state` as its state. An agent that never answers must not hang acp-tui."""
-        try:
-            setup = await asyncio.wait_for(
-                self.request(method, params, m.SessionSetup), self.options.startup_timeout
-            )
-        except TimeoutError:
-            raise RpcError(
-                INTERNAL_ERROR,
-                f"the agent did not answer {method} within {self.options.startup_timeout:g} s",
-            ) from None
+        with `state` as its state."""
+        setup = await self._request_in_time(method, params, m.SessionSetup)
         if not setup.session_id:
             raise RpcError(INVALID_PARAMS, f"the agent answered {method} without a sessionId")
         session = self._register(setup.session_id, state)
@@ -833,12 +826,13 @@ class AgentClient:
         self.sessions[session_id] = session
         for update in self._orphans.pop(session_id, []):
             session.apply(update)
-        # A state already showing a warning (a fork's copy, a record of an earlier run) keeps
-        # the one it has.
-        shown = {i.title for i in session.state.timeline if isinstance(i, Notice)}
-        for warning in self._warnings:
-            if warning not in shown:
-                session.notice("warning", warning)
+        if self._warnings:
+            # A state already showing a warning (a fork's copy, a record of an earlier run)
+            # keeps the one it has.
+            shown = {i.title for i in session.state.timeline if isinstance(i, Notice)}
+            for warning in self._warnings:
+                if warning not in shown:
+                    session.notice("warning", warning)
         return session
 
     # -- the wire -----------------------------------------------------------------------------

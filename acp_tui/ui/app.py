@@ -849,7 +849,7 @@ class AcpApp(App[int]):
             delete=delete,
             agent_deletes=agent_deletes(client),
             open_elsewhere=elsewhere,
-            forks=client is not None and client.info.supports("fork"),
+            forks=_forks(conversation),
         )
         picked = await self.push_screen_wait(picker)
         if picked is None:
@@ -930,7 +930,7 @@ class AcpApp(App[int]):
         if client is None or not conversation.agent_running:
             self.notify("Restart the agent first (Ctrl+R).", title="The agent is not running")
             return
-        if not _forks(conversation):
+        if not client.info.supports("fork"):
             self.notify("This agent cannot fork sessions.", title="No fork")
             return
         if conversation.forking:
