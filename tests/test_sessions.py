@@ -154,6 +154,8 @@ async def test_a_fork_goes_on_apart_from_its_session(tmp_path: Path, version: in
         assert isinstance(notice, Notice) and notice.title == "A fork of the session above"
         assert await fork.prompt([text_block("only in the fork")]) == "end_turn"
         assert texts(source.state) == history
+        titles = {info.session_id: info.title for info in await agent.list_sessions()}
+        assert (titles[source.id], titles[fork.id]) == ("Keep me", "Keep me (fork)")
         opened.close()
         forked.close()
         # The agent's copy: another client loading the fork gets the history, then the turn.

@@ -97,6 +97,10 @@ def _unknown_session(session_id: str) -> RpcError:
     return RpcError(RESOURCE_NOT_FOUND, f"Unknown session: {session_id}", {"sessionId": session_id})
 
 
+def _fork_title(title: str | None) -> str | None:
+    return title if title is None or title.endswith(" (fork)") else f"{title} (fork)"
+
+
 PROVIDER_ID = "main"
 PROVIDER_PROTOCOLS = ["anthropic", "openai"]
 
@@ -299,6 +303,8 @@ class DemoAgent:
         fork = dataclasses.replace(
             source,
             session_id=SessionRecord.new(cwd, extra).session_id,
+            # As acp-tui names it: in a list of sessions the fork is not taken for its source.
+            title=_fork_title(source.title),
             cwd=cwd,
             additional_directories=extra,
             updated_at=now_iso(),
