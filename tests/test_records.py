@@ -35,6 +35,7 @@ from acp_tui.protocol.updates import (
     ToolCallUpdate,
 )
 from acp_tui.records import Recorder, RecordStore, recorded_state
+from acp_tui.records import recorder as recorder_module
 from acp_tui.records.codec import encode_item, restore_state
 from acp_tui.records.store import PAGE_SIZE
 from acp_tui.session import reducer
@@ -117,6 +118,42 @@ async def test_the_recorder_coalesces_writes_and_flushes_at_turn_end(tmp_path: P
     assert len(state.timeline[1].content) == 1
 
 
+async def test_a_long_history_is_written_a_slice_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Thousands of changed items (a replayed history) are encoded a slice at a time, the loop
+    running between slices; what a change adds meanwhile is written with the rest; closing
+    writes all that is left at once."""
+    monkeypatch.setattr(recorder_module, "SLICE", 0.0)  # one item a slice
+    store = open_store(tmp_path)
+    session = fake_session(tmp_path)
+    play_a_turn(session)
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    recorder = Recorder(store, session, agent="demo", command=["demo"], delay=0.0)
+    items = len(session.state.timeline) + len(session.state.terminals)
+    ticks = 0
+    while recorder._dirty:
+        await asyncio.sleep(0)
+        ticks += 1
+        if ticks == 2:
+            session.notice("info", "Added meanwhile")
+    assert ticks >= items
+    record = store.get(recorder.conversation or 0)
+    assert record is not None
+    state = recorded_state(store, record)
+    assert [encode_item(i) for i in state.timeline] == [
+        encode_item(i) for i in session.state.timeline
+    ]
+    session.emit(reducer.begin_turn(session.state, [text_block("and the tests")]))
+    for word in ("one ", "two ", "three"):
+        session.apply(chunk(word))
+    recorder.close()  # at once, whatever the slice
+    assert not recorder._dirty
+    state = recorded_state(store, store.get(record.id))
+    assert state.timeline[-1].text == "one two three"
+    store.close()
+
+
 async def test_a_record_restores_to_the_same_state_and_goes_on_from_there(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     session = fake_session(tmp_path)
@@ -164,11 +201,19 @@ async def test_a_conversation_deleted_by_another_process_is_recorded_afresh(
     session.emit(reducer.end_turn(session.state, "end_turn"))
     first = recorder.conversation
     assert first is not None
+    store.settle()  # written
     elsewhere.delete(first)
     assert store.get(first) is None
     session.emit(reducer.begin_turn(session.state, [text_block("and the tests")]))
     session.apply(chunk("Done."))
     session.emit(reducer.end_turn(session.state, "end_turn"))
+    # The save that finds it gone tells the loop: the conversation is written again with no
+    # further call to this store.
+    deadline = time.monotonic() + 10
+    while not elsewhere.conversations() and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    [written_again] = elsewhere.conversations()
+    assert written_again.session_id == "s1"
     assert not store.failed
     again = store.get(recorder.conversation or 0)
     assert again is not None and again.session_id == "s1"
@@ -265,18 +310,26 @@ async def test_a_database_of_either_layout_records_and_restores(
     store.close()
 
 
-def test_saves_are_checkpointed_on_a_thread_of_their_own(tmp_path: Path) -> None:
-    """The loop's connection never copies the write-ahead log into the database; a second
-    connection does, on its own thread, after each save."""
+def test_saves_are_written_and_checkpointed_on_a_thread_of_their_own(tmp_path: Path) -> None:
+    """The loop's connection neither writes items nor copies the write-ahead log into the
+    database: a second connection does both, on its own thread; and what the loop reads next
+    finds what was saved before."""
     path = tmp_path / "history.sqlite3"
     store = open_store(tmp_path)
+    on_the_loop: list[str] = []
+    store._db.set_trace_callback(on_the_loop.append)
     conversation = store.create("a", ["a"], "/w", "s")
     assert conversation is not None
-    assert store._checkpointer is None  # started by the first save
-    assert store.save(conversation, [(1, "notice", b'{"title":"kept"}')])
+    assert store._writer is None  # started by the first save
+    rows = [(seq, "notice", msgspec.json.encode({"title": f"kept {seq}"})) for seq in (1, 2, 3)]
+    assert store.save(conversation, rows, title="Kept")
+    assert store.save(conversation, [(2, "notice", b'{"title":"changed"}')], removed=[3])
+    assert store.items(conversation) == [rows[0], (2, "notice", b'{"title":"changed"}')]
+    assert store.get(conversation).title == "Kept"
+    assert not [s for s in on_the_loop if "INSERT INTO items" in s or "checkpoint(" in s]
     assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone() == (0,)
-    checkpointer = store._checkpointer
-    assert checkpointer is not None
+    writer = store._writer
+    assert writer is not None and writer._thread is not threading.current_thread()
 
     def rows_in_the_database_file() -> int:
         # immutable: reads the database file alone, not the write-ahead log (which also
@@ -288,12 +341,27 @@ def test_saves_are_checkpointed_on_a_thread_of_their_own(tmp_path: Path) -> None
                 return 0
 
     deadline = time.monotonic() + 10
-    while rows_in_the_database_file() == 0 and time.monotonic() < deadline:
+    while rows_in_the_database_file() != 2 and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert rows_in_the_database_file() == 1
+    assert rows_in_the_database_file() == 2
     store.close()
-    assert not checkpointer._thread.is_alive()
-    assert not any(thread is checkpointer._thread for thread in threading.enumerate())
+    assert not writer._thread.is_alive()
+    assert not any(thread is writer._thread for thread in threading.enumerate())
+
+
+def test_close_writes_every_save_asked_for(tmp_path: Path) -> None:
+    store = open_store(tmp_path)
+    conversation = store.create("a", ["a"], "/w", "s")
+    assert conversation is not None
+    big = b'{"title":"' + b"x" * 5_000_000 + b'"}'
+    for seq in range(1, 21):
+        assert store.save(conversation, [(seq, "notice", big)])
+    store.close()
+    again = open_store(tmp_path)
+    assert [(seq, len(data)) for seq, _kind, data in again.items(conversation)] == [
+        (seq, len(big)) for seq in range(1, 21)
+    ]
+    again.close()
 
 
 async def test_a_compaction_restored_from_the_record_is_patched_in_place(tmp_path: Path) -> None:
@@ -375,10 +443,22 @@ def test_a_store_that_fails_mid_session_goes_quiet(tmp_path: Path) -> None:
     assert store is not None
     conversation = store.create("a", ["a"], "/w", "s")
     assert conversation is not None
-    store._db.close()  # as if the disk went away
-    assert not store.save(conversation, [(1, "notice", b"{}")])
-    assert not store.save(conversation, [(1, "notice", b"{}")])
+    store.save(conversation, [(1, "notice", b"{}")])
+    store.settle()
+    with sqlite3.connect(tmp_path / "h.sqlite3") as db:  # as if the disk went away
+        db.execute(
+            "CREATE TRIGGER broken BEFORE UPDATE ON conversations"
+            " BEGIN SELECT RAISE(ABORT, 'disk I/O error'); END"
+        )
+    store.save(conversation, [(2, "notice", b"{}")])
+    store.save(conversation, [(3, "notice", b"{}")])
+    assert store.items(conversation) == []  # quiet from the failure on
+    assert not store.save(conversation, [(4, "notice", b"{}")])
+    with contextlib.closing(sqlite3.connect(tmp_path / "h.sqlite3")) as db:
+        assert db.execute("SELECT seq FROM items").fetchall() == [(1,)]
     assert store.failed and len(warnings) == 1 and "stopped recording" in warnings[0]
+    assert "disk I/O error" in warnings[0]
+    store.close()
 
 
 def demo(tmp_path: Path) -> list[str]:

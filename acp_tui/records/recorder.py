@@ -1,11 +1,12 @@
 """Keeps a conversation's record in step with its session, as it streams.
 
 A `Recorder` is one of the session's listeners. On the hot path (every chunk) it only notes
-which item changed; a timer writes the changed items `FLUSH_DELAY` seconds later, in one
-transaction, and the end of a turn writes at once. So a streaming turn costs a dict insert per
-chunk, and acp-tui killed mid-turn loses at most the last `FLUSH_DELAY` seconds. (A message of
-megabytes takes a while to rewrite: then writes are spaced so that they take at most a tenth
-of the time, and a little more may be lost.)
+which item changed; a timer writes the changed items `FLUSH_DELAY` seconds later, and the end
+of a turn writes at once. So a streaming turn costs a dict insert per chunk, and acp-tui killed
+mid-turn loses at most the last `FLUSH_DELAY` seconds. (A message of megabytes takes a while to
+rewrite: then writes are spaced so that they take at most a tenth of the time, and a little
+more may be lost.) Writing here is encoding the items: the store writes them on a thread of
+its own, and thousands of changed items (a replayed history) are encoded a slice at a time.
 
 The conversation's row is created on the first write with something worth keeping (a prompt
 sent, or a history replayed), so sessions opened and left untouched leave nothing behind.
@@ -14,11 +15,12 @@ sent, or a history replayed), so sessions opened and left untouched leave nothin
 from __future__ import annotations
 
 import asyncio
+import math
 import time
 from typing import TYPE_CHECKING, Any
 
 from acp_tui.records.codec import Item, TextJoiner, encode_item, encode_meta
-from acp_tui.records.store import ConversationGone, ConversationRecord, RecordStore
+from acp_tui.records.store import ConversationRecord, RecordStore
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Message
 
@@ -28,6 +30,9 @@ if TYPE_CHECKING:
 FLUSH_DELAY = 0.2
 WRITING_SHARE = 0.1
 """At most this share of the time goes to writing, however big the changed items are."""
+SLICE = 0.004
+"""A flush holds the event loop for about this long at most (seconds), and goes on at its next
+turn: a history of thousands of items is written without the screen missing a frame."""
 TITLE_LENGTH = 80
 
 
@@ -68,7 +73,9 @@ class Recorder:
         in the list."""
         if record is not None:
             self._written = (record.meta, record.title, record.session_id)
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer: asyncio.Handle | None = None
+        self._spent = 0.0
+        """Seconds the flush under way (in slices) has taken so far."""
         self._loop = asyncio.get_running_loop()
         state = session.state
         for item in [*state.timeline, *state.terminals.values()]:
@@ -107,8 +114,9 @@ class Recorder:
 
     # -- writing ------------------------------------------------------------------------------
 
-    def flush(self) -> None:
-        """Write what changed since the last flush."""
+    def flush(self, *, whole: bool = False) -> None:
+        """Write what changed since the last flush: what can be encoded in `SLICE`, unless
+        `whole`, the rest at the loop's next turn."""
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
@@ -132,38 +140,48 @@ class Recorder:
         if not (self._dirty or self._removed or self._rewrite) and written == self._written:
             return
         started = time.perf_counter()
+        deadline = math.inf if whole else started + SLICE
+        pending = list(self._dirty.items())
         rows = []
-        for key, item in self._dirty.items():
+        for key, item in pending:
             row = self._rows.get(key)
             if row is None:
                 row = self._rows[key] = self._next_row
                 self._next_row += 1
             kind, data = encode_item(item, self._joiner)
             rows.append((row, kind, data))
-        try:
-            saved = store.save(
-                self.conversation,
-                rows,
-                removed=self._removed,
-                meta=meta,
-                title=title,
-                session_id=self.session.id,
-                clear=self._rewrite,
-            )
-        except ConversationGone:
-            self._record_afresh()
+            if time.perf_counter() > deadline:
+                break
+        saved = store.save(
+            self.conversation,
+            rows,
+            removed=self._removed,
+            meta=meta,
+            title=title,
+            session_id=self.session.id,
+            clear=self._rewrite,
+            on_gone=self._gone,
+        )
+        self._spent += time.perf_counter() - started
+        if not saved:
             return
-        if saved:
-            self._dirty.clear()
-            self._removed.clear()
-            self._rewrite = False
-            self._written = written
-        elapsed = time.perf_counter() - started
-        self._pause = max(self.delay, elapsed / WRITING_SHARE - elapsed)
+        for key, _item in pending[: len(rows)]:
+            del self._dirty[key]
+        self._removed.clear()
+        self._rewrite = False
+        if self._dirty:
+            self._timer = self._loop.call_soon(self._on_timer)
+            return
+        self._written = written
+        self._pause = max(self.delay, self._spent / WRITING_SHARE - self._spent)
+        self._spent = 0.0
 
-    def _record_afresh(self) -> None:
+    def _gone(self, conversation: int) -> None:
         """The conversation was deleted elsewhere (another acp-tui's session picker) while it
-        goes on here: keep it all the same, as a new conversation, every item written again."""
+        goes on here: keep it all the same, as a new conversation, every item written again.
+        (Each save to it that was already asked for says so too.)"""
+        if conversation != self.conversation:
+            return
         state = self.session.state
         self.conversation = None
         self._written = None
@@ -177,7 +195,7 @@ class Recorder:
 
     def close(self) -> None:
         """Write what is left and stop listening."""
-        self.flush()
+        self.flush(whole=True)
         if self in self.session.listeners:
             self.session.listeners.remove(self)
 

@@ -6,9 +6,10 @@ and a row per transcript item, rewritten as the item changes. WAL mode: each sav
 small transaction that survives acp-tui being killed, and several acp-tui processes can
 share the file. It also remembers which sign-in method worked for each agent.
 
-A save appends to the write-ahead log; copying the log into the database (a checkpoint, with
-its fsync) is left to a thread of its own, where it runs without holding the GIL. So a turn
-that writes megabytes costs the event loop only its inserts.
+Saves are written on a thread of its own, each as one statement that SQLite runs without the
+GIL, and the same thread copies the write-ahead log into the database (a checkpoint, with its
+fsync) when it runs out of saves. So a turn that writes megabytes costs the event loop only
+the encoding of its items.
 
 Nothing here may stop a session: a database that cannot be opened or written is reported
 once (through `on_warning`) and the store goes quiet.
@@ -16,14 +17,18 @@ once (through `on_warning`) and the store goes quiet.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import sqlite3
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+import msgspec
 
 from acp_tui.paths import data_dir
 
@@ -116,41 +121,141 @@ class ConversationRecord:
         return parse_time(self.updated_at)
 
 
-class _Checkpointer:
-    """Checkpoints the database's write-ahead log on a thread of its own, when asked."""
+@dataclass(slots=True)
+class _Save:
+    """One save, ready for the writer: the rows' data one after another in `blob`, and for each
+    row `[seq, kind, start, length]` (`start` from 1, as SQL's `substr` counts) in `index`."""
 
-    def __init__(self, path: Path) -> None:
-        # A connection of its own, used only by the thread once it starts.
-        self._db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
-        self._asked = threading.Event()
-        self._stopping = False
-        self._thread = threading.Thread(target=self._run, name="record checkpoints", daemon=True)
+    conversation: int
+    blob: bytes
+    index: bytes
+    removed: bytes
+    meta: bytes | None
+    title: str | None
+    session_id: str | None
+    clear: bool
+    stamp: str
+    on_gone: Callable[[int], None] | None
+    loop: asyncio.AbstractEventLoop | None
+
+
+_UPSERT_ITEMS = (
+    "INSERT INTO items (conversation, seq, kind, data)"
+    " SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
+    " substr(?2, json_extract(value, '$[2]'), json_extract(value, '$[3]'))"
+    " FROM json_each(?3) WHERE true"  # `WHERE` tells SQLite's parser the upsert from a join
+    " ON CONFLICT (conversation, seq) DO UPDATE SET kind = excluded.kind, data = excluded.data"
+)
+_DELETE_ITEMS = (
+    "DELETE FROM items WHERE conversation = ? AND seq IN (SELECT value FROM json_each(?))"
+)
+
+
+class _Writer:
+    """Writes saves on a thread of its own, in the order they were asked, and checkpoints the
+    write-ahead log whenever it runs out of them.
+
+    Each save is one statement however many rows it has: `sqlite3` hands the GIL back for
+    every step of a statement and waits for it again, so one `executemany` step per row would
+    wait on the event loop's thread (a switch interval each) for as long as that is busy."""
+
+    def __init__(self, path: Path, report: Callable[[], None]) -> None:
+        self._db = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA wal_autocheckpoint=0")
+        self._report = report
+        self._jobs: deque[_Save | None] = deque()
+        self._unfinished = 0
+        self._changed = threading.Condition()
+        self._broken = False
+        self.outcomes: deque[tuple[_Save, Exception]] = deque()
+        """Saves that failed (`ConversationGone` or an `sqlite3.Error`), for the loop's thread."""
+        self._thread = threading.Thread(target=self._run, name="record writer", daemon=True)
         self._thread.start()
 
-    def ask(self) -> None:
-        self._asked.set()
+    def put(self, job: _Save | None) -> None:
+        with self._changed:
+            self._jobs.append(job)
+            self._unfinished += 1
+            self._changed.notify_all()
+
+    def wait(self) -> None:
+        """Until every save asked for is written (or failed)."""
+        with self._changed:
+            while self._unfinished:
+                self._changed.wait()
+
+    def stop(self) -> None:
+        """Write what is asked, finish the checkpoint under way, if any, and close."""
+        self.put(None)
+        self._thread.join()
 
     def _run(self) -> None:
         with contextlib.closing(self._db):
             while True:
-                self._asked.wait()
-                self._asked.clear()
-                if self._stopping:
+                with self._changed:
+                    while not self._jobs:
+                        self._changed.wait()
+                    job = self._jobs.popleft()
+                if job is None:
                     return
-                # PASSIVE: copies what it can without waiting for readers or the next save.
-                with contextlib.suppress(sqlite3.Error):
-                    self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
+                error = None if self._broken else self._write(job)
+                if error is not None:
+                    self._broken = not isinstance(error, ConversationGone)
+                    self.outcomes.append((job, error))
+                with self._changed:
+                    self._unfinished -= 1
+                    idle = not self._jobs
+                    self._changed.notify_all()
+                if error is not None and job.loop is not None:
+                    with contextlib.suppress(RuntimeError):  # the loop is closed: no one to tell
+                        job.loop.call_soon_threadsafe(self._report)
+                if idle:
+                    # PASSIVE: copies what it can without waiting for readers or the next save.
+                    with contextlib.suppress(sqlite3.Error):
+                        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
 
-    def stop(self) -> None:
-        """Finish the checkpoint under way, if any, and close."""
-        self._stopping = True
-        self._asked.set()
-        self._thread.join()
+    def _write(self, job: _Save) -> Exception | None:
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if job.clear:
+                    db.execute("DELETE FROM items WHERE conversation = ?", (job.conversation,))
+                if job.blob:
+                    db.execute(_UPSERT_ITEMS, (job.conversation, job.blob, job.index))
+                if job.removed != b"[]":
+                    db.execute(_DELETE_ITEMS, (job.conversation, job.removed))
+                updated = db.execute(
+                    "UPDATE conversations SET updated_at = ?, meta = coalesce(?, meta),"
+                    " title = coalesce(?, title), session_id = coalesce(?, session_id)"
+                    " WHERE id = ?",
+                    (job.stamp, job.meta, job.title, job.session_id, job.conversation),
+                )
+                if updated.rowcount == 0:  # no items to fail on: the update finds no row
+                    raise ConversationGone(job.conversation)
+                db.execute("COMMIT")
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+        except ConversationGone as error:
+            return error
+        except sqlite3.IntegrityError as error:  # an item whose conversation is gone
+            try:
+                found = db.execute("SELECT 1 FROM conversations WHERE id = ?", (job.conversation,))
+                return error if found.fetchone() else ConversationGone(job.conversation)
+            except sqlite3.Error as other:
+                return other
+        except sqlite3.Error as error:
+            return error
+        return None
 
 
 class RecordStore:
-    """The database, on one connection used from the event loop's thread (and a second one
-    that only checkpoints, on its own thread)."""
+    """The database, on one connection used from the event loop's thread, which saves go
+    past: they are written on the writer's thread (see `_Writer`), and every other use of the
+    connection first waits for them (`settle`), so it finds what was saved before it."""
 
     def __init__(
         self, connection: sqlite3.Connection, path: Path, on_warning: Callable[[str], None]
@@ -158,7 +263,7 @@ class RecordStore:
         self.path = path
         self._db = connection
         self._warn = on_warning
-        self._checkpointer: _Checkpointer | None = None
+        self._writer: _Writer | None = None
         self.failed = False
 
     @classmethod
@@ -189,25 +294,34 @@ class RecordStore:
         return cls(connection, path, warn)
 
     def close(self) -> None:
-        if self._checkpointer is not None:
-            self._checkpointer.stop()
-            self._checkpointer = None
+        """Write every save asked for, and close."""
+        self.settle()
+        if self._writer is not None:
+            self._writer.stop()
+            self._act_on(self._writer, gone_too=False)
+            self._writer = None
         if not self.failed:
             with contextlib.suppress(sqlite3.Error):
                 self._db.close()
         self.failed = True
 
-    def _checkpoint(self) -> None:
-        """After a save: checkpoint on the checkpointer's thread (started by the first save,
-        as most uses of the store never save). If it cannot connect, SQLite goes on
-        checkpointing on this thread, as it does by default."""
-        if self._checkpointer is None:
-            try:
-                self._checkpointer = _Checkpointer(self.path)
-            except sqlite3.Error:
+    def settle(self) -> None:
+        """Wait until the saves asked for are written, and act on those that failed: the
+        store goes quiet after a warning, or a conversation deleted meanwhile is told to its
+        recorder (`on_gone`)."""
+        while self._writer is not None:
+            self._writer.wait()
+            if not self._writer.outcomes:
                 return
-            self._db.execute("PRAGMA wal_autocheckpoint=0")
-        self._checkpointer.ask()
+            self._act_on(self._writer, gone_too=True)  # which may save again: wait for that too
+
+    def _act_on(self, writer: _Writer, *, gone_too: bool) -> None:
+        while writer.outcomes:  # an `on_gone` may save, and come back here
+            job, error = writer.outcomes.popleft()
+            if not isinstance(error, ConversationGone):
+                self._failed(error)
+            elif gone_too and job.on_gone is not None:
+                job.on_gone(job.conversation)
 
     def _failed(self, error: Exception) -> None:
         if not self.failed:
@@ -225,6 +339,7 @@ class RecordStore:
         protocol_version: int = 1,
     ) -> int | None:
         """A new conversation row; its id (None if the store failed)."""
+        self.settle()
         if self.failed:
             return None
         stamp = now()
@@ -249,49 +364,48 @@ class RecordStore:
         title: str | None = None,
         session_id: str | None = None,
         clear: bool = False,
+        on_gone: Callable[[int], None] | None = None,
     ) -> bool:
-        """Write changed items (`(seq, kind, data)` rows, upserted), drop `removed` ones, and
-        update the conversation, in one transaction. `clear` first drops every item. Raises
-        ConversationGone, writing nothing, when the conversation was deleted meanwhile."""
+        """Ask for changed items (`(seq, kind, data)` rows, upserted) to be written, `removed`
+        ones dropped, and the conversation updated, in one transaction on the writer's thread;
+        `clear` first drops every item. False if the store has failed. If the conversation was
+        deleted meanwhile (by another acp-tui), nothing is written and `on_gone` is called
+        with its id, on this thread, by the next `settle` (which follows at once when an
+        event loop runs here)."""
         if self.failed:
             return False
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
+        if self._writer is None:
             try:
-                if clear:
-                    db.execute("DELETE FROM items WHERE conversation = ?", (conversation,))
-                db.executemany(
-                    "INSERT INTO items (conversation, seq, kind, data) VALUES (?, ?, ?, ?)"
-                    " ON CONFLICT (conversation, seq) DO UPDATE"
-                    " SET kind = excluded.kind, data = excluded.data",
-                    [(conversation, seq, kind, data) for seq, kind, data in rows],
-                )
-                db.executemany(
-                    "DELETE FROM items WHERE conversation = ? AND seq = ?",
-                    [(conversation, seq) for seq in removed],
-                )
-                updated = db.execute(
-                    "UPDATE conversations SET updated_at = ?, meta = coalesce(?, meta),"
-                    " title = coalesce(?, title), session_id = coalesce(?, session_id)"
-                    " WHERE id = ?",
-                    (now(), meta, title, session_id, conversation),
-                )
-                if updated.rowcount == 0:  # no items to fail on: the update finds no row
-                    raise ConversationGone(conversation)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-            self._checkpoint()
-        except sqlite3.IntegrityError as error:
-            if self.get(conversation) is None:
-                raise ConversationGone(conversation) from error
-            self._failed(error)
-            return False
-        except sqlite3.Error as error:
-            self._failed(error)
-            return False
+                # Only the writer checkpoints, after its saves, off this thread.
+                self._db.execute("PRAGMA wal_autocheckpoint=0")
+                self._writer = _Writer(self.path, self.settle)
+            except sqlite3.Error as error:
+                self._failed(error)
+                return False
+        parts, index, start = [], [], 1
+        for seq, kind, data in rows:
+            parts.append(data)
+            index.append((seq, kind, start, len(data)))
+            start += len(data)
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        self._writer.put(
+            _Save(
+                conversation,
+                b"".join(parts),
+                msgspec.json.encode(index),
+                msgspec.json.encode(list(removed)),
+                meta,
+                title,
+                session_id,
+                clear,
+                now(),
+                on_gone,
+                loop,
+            )
+        )
         return True
 
     def get(self, conversation: int) -> ConversationRecord | None:
@@ -328,6 +442,7 @@ class RecordStore:
         return None
 
     def items(self, conversation: int) -> list[tuple[int, str, bytes]]:
+        self.settle()
         if self.failed:
             return []
         try:
@@ -340,6 +455,7 @@ class RecordStore:
             return []
 
     def delete(self, conversation: int) -> None:
+        self.settle()
         if self.failed:
             return
         try:
@@ -348,6 +464,7 @@ class RecordStore:
             self._failed(error)
 
     def _select(self, clause: str, params: tuple[object, ...]) -> list[ConversationRecord]:
+        self.settle()
         if self.failed:
             return []
         try:
@@ -368,6 +485,7 @@ class RecordStore:
 
     def remembered_auth(self, agent: str) -> str | None:
         """The sign-in method that last worked for this agent."""
+        self.settle()
         if self.failed:
             return None
         try:
@@ -381,6 +499,7 @@ class RecordStore:
 
     def forget_auth(self, agent: str) -> None:
         """After a sign-out: the next start asks again rather than signing straight back in."""
+        self.settle()
         if self.failed:
             return
         try:
@@ -389,6 +508,7 @@ class RecordStore:
             self._failed(error)
 
     def remember_auth(self, agent: str, method_id: str) -> None:
+        self.settle()
         if self.failed:
             return
         try:
