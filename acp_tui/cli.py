@@ -11,12 +11,21 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from acp_tui import __version__
-from acp_tui.config import DEMO_COMMAND, ConfigError, Startup, config_path, load_config
+from acp_tui.config import (
+    DEMO_COMMAND,
+    AgentConfig,
+    ConfigError,
+    Startup,
+    config_path,
+    load_config,
+)
+from acp_tui.launcher import HeadStart
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 
 DEMO_AGENT = DEMO_COMMAND
@@ -228,6 +237,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         # An npx or uvx registry agent may fetch its package first: it gets longer.
         startup_timeout=max(args.startup_timeout, agent.startup_timeout or 0),
     )
+    # The agent starts up beside acp-tui importing the rest of itself, and painting its first
+    # screen, rather than after. Until the event loop takes SIGTERM and SIGHUP over, they end
+    # acp-tui through `finally`, which stops that agent.
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _exit_by_signal)
+    head_start = client_options.head_start = HeadStart(
+        agent.command, client_options.cwd, client_options.env
+    )
+    try:
+        return _run(args, agent, permission, startup, client_options)
+    finally:
+        head_start.discard()
+
+
+def _exit_by_signal(signum: int, _frame: object) -> None:
+    raise SystemExit(128 + signum)
+
+
+def _run(
+    args: argparse.Namespace,
+    agent: AgentConfig,
+    permission: str,
+    startup: Startup,
+    client_options: ClientOptions,
+) -> int:
+    """Headless with `-p`, else the TUI; the exit status."""
     if args.prompts:
         from acp_tui.headless import HeadlessOptions, run_headless
 

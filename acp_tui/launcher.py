@@ -3,6 +3,10 @@
 The agent runs in its own process group so that a Ctrl+C meant for acp-tui (which turns it into
 `session/cancel`) does not kill the agent, and so that shutting down reaches whatever the agent
 spawned too. Shutdown follows the ladder real agents need: close stdin, wait, SIGTERM, SIGKILL.
+
+An agent takes a while to start (a Python one a tenth of a second, a Node one most of a
+second), and so does acp-tui: `HeadStart` spawns the agent as soon as the command line is read,
+so that both start up side by side; the first `AgentProcess.start` of that command takes it.
 """
 
 from __future__ import annotations
@@ -12,9 +16,12 @@ import contextlib
 import os
 import shlex
 import signal
+import subprocess
+import threading
 from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 STDERR_KEEP_BYTES = 256 * 1024
 """How much of the agent's stderr is kept for the user to read; the rest is counted, not kept,
@@ -49,10 +56,133 @@ class StderrTail:
         return "\n".join(self.text(16 * 1024).rstrip().splitlines()[-count:])
 
 
+class HeadStart:
+    """An agent spawned before acp-tui's event loop runs, for its first `AgentProcess.start`:
+    the one of the same command, in the same directory, with the same environment, takes it.
+    Any other start, or the end of acp-tui, kills it unused."""
+
+    def __init__(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> None:
+        self._key = (list(argv), cwd, _environment(env))
+        self._popen: subprocess.Popen[bytes] | None = None
+        if not argv:
+            return
+        with contextlib.suppress(OSError):  # the start that takes it says what is wrong
+            self._popen = subprocess.Popen(
+                argv,
+                cwd=cwd,
+                env=self._key[2],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+            )
+
+    def take(
+        self, argv: Sequence[str], cwd: Path, env: dict[str, str]
+    ) -> subprocess.Popen[bytes] | None:
+        """The agent, if it was spawned as asked here (once); else None, and it is killed."""
+        popen, self._popen = self._popen, None
+        if popen is not None and self._key != (list(argv), cwd, env):
+            _kill_unused(popen)
+            return None
+        return popen
+
+    def discard(self) -> None:
+        """Kill the agent if no start took it."""
+        popen, self._popen = self._popen, None
+        if popen is not None:
+            _kill_unused(popen)
+
+
+def _environment(env: Mapping[str, str] | None) -> dict[str, str]:
+    """The agent's environment: ours with `env` laid over it."""
+    return {**os.environ, **(env or {})}
+
+
+def _kill_unused(popen: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(popen.pid, signal.SIGKILL)
+    popen.wait()
+    for pipe in (popen.stdin, popen.stdout, popen.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+class _Adopted:
+    """A `HeadStart`'s process, with the streams and `wait` of the `asyncio.subprocess.Process`
+    it stands in for: `wait` returns once the process has exited and its output pipes are
+    closed (a child of the agent may hold them: the shutdown ladder then signals its group)."""
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdin: asyncio.StreamWriter,
+        stdout: asyncio.StreamReader,
+        stderr: asyncio.StreamReader,
+        pipes_closed: list[asyncio.Future[None]],
+    ) -> None:
+        self._popen = popen
+        self.pid = popen.pid
+        self.stdin: asyncio.StreamWriter | None = stdin
+        self.stdout: asyncio.StreamReader | None = stdout
+        self.stderr: asyncio.StreamReader | None = stderr
+        loop = asyncio.get_running_loop()
+        self._exited: asyncio.Future[int] = loop.create_future()
+        self._ended = asyncio.gather(self._exited, *pipes_closed)
+        # asyncio's child watchers only know the processes asyncio spawned.
+        threading.Thread(target=self._reap, args=(loop,), name="agent reaper", daemon=True).start()
+
+    @classmethod
+    async def adopt(cls, popen: subprocess.Popen[bytes]) -> _Adopted:
+        assert popen.stdin is not None and popen.stdout is not None and popen.stderr is not None
+        loop = asyncio.get_running_loop()
+        readers, closed = [], []
+        for pipe in (popen.stdout, popen.stderr):
+            reader, lost = asyncio.StreamReader(), loop.create_future()
+            await loop.connect_read_pipe(lambda r=reader, f=lost: _ReadPipe(r, f), pipe)
+            readers.append(reader)
+            closed.append(lost)
+        transport, protocol = await loop.connect_write_pipe(
+            lambda: asyncio.StreamReaderProtocol(asyncio.StreamReader()), popen.stdin
+        )
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        return cls(popen, writer, readers[0], readers[1], closed)
+
+    def _reap(self, loop: asyncio.AbstractEventLoop) -> None:
+        code = self._popen.wait()
+        with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits any more
+            loop.call_soon_threadsafe(_settle, self._exited, code)
+
+    @property
+    def returncode(self) -> int | None:
+        return self._exited.result() if self._exited.done() else None
+
+    async def wait(self) -> int:
+        await asyncio.shield(self._ended)
+        return self._exited.result()
+
+
+class _ReadPipe(asyncio.StreamReaderProtocol):
+    """A pipe from the agent into `reader`; `lost` is done once it is closed."""
+
+    def __init__(self, reader: asyncio.StreamReader, lost: asyncio.Future[None]) -> None:
+        super().__init__(reader)
+        self._lost = lost
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        _settle(self._lost, None)
+
+
+def _settle(future: asyncio.Future[Any], value: Any) -> None:
+    if not future.done():
+        future.set_result(value)
+
+
 class AgentProcess:
     def __init__(
         self,
-        process: asyncio.subprocess.Process,
+        process: asyncio.subprocess.Process | _Adopted,
         argv: Sequence[str],
         on_stderr: Callable[[bytes], None] | None,
     ) -> None:
@@ -69,11 +199,16 @@ class AgentProcess:
         cwd: Path,
         env: Mapping[str, str] | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
+        head_start: HeadStart | None = None,
     ) -> AgentProcess:
-        """Spawn `argv` in `cwd` with `env` laid over our environment."""
+        """Spawn `argv` in `cwd` with `env` laid over our environment (or take the agent
+        `head_start` spawned so)."""
         if not argv:
             raise LaunchError("no agent command given")
-        full_env = {**os.environ, **(env or {})}
+        full_env = _environment(env)
+        popen = head_start.take(argv, cwd, full_env) if head_start is not None else None
+        if popen is not None:
+            return cls(await _Adopted.adopt(popen), argv, on_stderr)
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,

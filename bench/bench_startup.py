@@ -1,4 +1,5 @@
-"""Process start to first frame: the real `acp-tui`, in a terminal, as a user starts it.
+"""Process start to first frame, and to a session: the real `acp-tui`, in a terminal, as a
+user starts it.
 
 Each run starts `python -m acp_tui` (the demo agent, a fresh workspace, a fresh home) in a
 pseudo-terminal of 120x40 and reads what it writes. The first frame is on screen when every
@@ -17,6 +18,10 @@ Baselines run in the same way, interleaved with acp-tui: `python -c pass`, `pyth
 textual.app"` (start to exit), and a one-widget Textual app to its first frame (the floor of
 any Textual app). Medians of `--runs` runs; ratios against the baselines.
 
+Session ready: the same start, timed to the demo agent's answer to `session/new` (from the
+timestamps of acp-tui's `--transcript`), against the demo agent alone: spawned, and asked
+`initialize` and `session/new` at once by the barest client.
+
 Targets (issue 14): first frame <= 400 ms cached, <= 600 ms uncached.
 
 `--also DIR` times the acp_tui package of another checkout too, interleaved (before/after).
@@ -29,6 +34,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import json
 import os
 import pty
 import re
@@ -104,6 +110,79 @@ def first_frame(argv: list[str], env: dict[str, str], cwd: Path) -> float:
         os.close(fd)
 
 
+def session_ready(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds from starting `argv` (acp-tui, in a terminal) to the agent's answer to
+    `session/new`, as its wire transcript (`--transcript`) timestamps it."""
+    transcript = cwd.parent / "transcript.jsonl"
+    transcript.unlink(missing_ok=True)
+    started = time.time()
+    pid, fd = pty.fork()
+    if pid == 0:
+        try:
+            os.chdir(cwd)
+            os.execve(argv[0], [*argv, "--transcript", str(transcript)], env)
+        finally:
+            os._exit(127)
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+    try:
+        while time.time() - started < TIMEOUT:
+            readable, _, _ = select.select([fd], [], [], 0.02)
+            if readable:
+                try:
+                    os.read(fd, 1 << 16)
+                except OSError:
+                    break
+            answered = _session_answered(transcript)
+            if answered is not None:
+                return answered - started
+        raise SystemExit(f"no session from {argv} in {TIMEOUT:g} s")
+    finally:
+        _stop(pid)
+        os.close(fd)
+
+
+def _session_answered(transcript: Path) -> float | None:
+    """When the answer to `session/new` was read, if it was."""
+    if not transcript.exists():
+        return None
+    asked = None
+    for line in transcript.read_text().splitlines():
+        with contextlib.suppress(ValueError):
+            entry = json.loads(line)
+            message = entry["msg"] or {}
+            if entry["dir"] == "send" and message.get("method") == "session/new":
+                asked = message["id"]
+            elif entry["dir"] == "recv" and asked is not None and message.get("id") == asked:
+                return entry["ts"]
+    return None
+
+
+def agent_alone(argv: list[str], env: dict[str, str], cwd: Path) -> float:
+    """Seconds from spawning the agent `argv` to its answer to `session/new`, asked at once by
+    the barest client (the floor of any client's time to a session)."""
+    started = time.perf_counter()
+    agent = subprocess.Popen(argv, env=env, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert agent.stdin is not None and agent.stdout is not None
+    requests = [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "session/new",
+            "params": {"cwd": str(cwd), "mcpServers": []},
+        },
+    ]
+    agent.stdin.write(b"".join(json.dumps(r).encode() + b"\n" for r in requests))
+    agent.stdin.flush()
+    for line in agent.stdout:
+        if json.loads(line).get("id") == 1:
+            elapsed = time.perf_counter() - started
+            break
+    agent.stdin.close()
+    agent.wait()
+    return elapsed
+
+
 def _stop(pid: int) -> None:
     """End the program as a closed terminal does (SIGHUP: acp-tui stops its agent first)."""
     with contextlib.suppress(ProcessLookupError):
@@ -175,10 +254,21 @@ def main() -> None:
             "acp-tui, first frame": lambda env: first_frame(
                 [python, "-m", "acp_tui", "--cwd", str(workspace)], env, workspace
             ),
+            "demo agent alone, session": lambda env: agent_alone(
+                [python, "-m", "acp_tui.demo", "--no-persist"], env, workspace
+            ),
+            "acp-tui, session ready": lambda env: session_ready(
+                [python, "-m", "acp_tui", "--cwd", str(workspace)], env, workspace
+            ),
         }
         if args.also is not None:
             other = str(fresh_copy(args.also, scratch / "also"))
             measures["acp-tui --also, first frame"] = lambda env: first_frame(
+                [python, "-m", "acp_tui", "--cwd", str(workspace)],
+                env | {"PYTHONPATH": other},
+                workspace,
+            )
+            measures["acp-tui --also, session ready"] = lambda env: session_ready(
                 [python, "-m", "acp_tui", "--cwd", str(workspace)],
                 env | {"PYTHONPATH": other},
                 workspace,
@@ -204,9 +294,14 @@ def main() -> None:
         print(f"  acp-tui / textual hello:       {ours / hello:.2f}x")
         target = 400 if mode == "cached" else 600
         print(f"  acp-tui first frame: {ours * 1000:.0f} ms (target <= {target} ms)")
+        ready, alone = medians["acp-tui, session ready"], medians["demo agent alone, session"]
+        print(f"  acp-tui session ready / first frame: {ready / ours:.2f}x")
+        print(f"  acp-tui session ready / agent alone: {ready / alone:.2f}x")
         if args.also is not None:
             also = medians["acp-tui --also, first frame"]
             print(f"  --also / textual hello:        {also / hello:.2f}x")
+            also_ready = medians["acp-tui --also, session ready"]
+            print(f"  --also session ready / agent alone: {also_ready / alone:.2f}x")
 
 
 if __name__ == "__main__":

@@ -6,12 +6,14 @@ Every message acp-tui sends is validated against the official schema of the vers
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -350,3 +352,82 @@ async def test_output_writes_a_burst_whole_to_any_kind_of_stdout(tmp_path: Path)
         else:
             assert path is not None and path.read_bytes() == 'é: {"a":1}\n'.encode(stream.encoding)
             stream.close()
+
+
+@pytest.fixture
+def signal_handlers() -> Any:
+    """`cli.main` run in this process sets SIGTERM's and SIGHUP's: put them back after."""
+    kept = {sig: signal.getsignal(sig) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    yield
+    for sig, handler in kept.items():
+        signal.signal(sig, handler)
+
+
+def test_the_agent_spawned_ahead_is_the_one_acp_tui_speaks_to(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    signal_handlers: None,
+) -> None:
+    """`acp-tui` spawns the agent as soon as it has read its command line, before importing
+    the rest of itself (`HeadStart`); the run takes that process rather than another."""
+    from acp_tui import cli
+    from acp_tui.launcher import AgentProcess
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("ACP_TUI_DEMO_SPEED", "0")
+    starts: list[tuple[int | None, int]] = []
+    real_start = AgentProcess.start.__func__  # type: ignore[attr-defined]
+
+    async def start(cls: type[AgentProcess], *args: Any, **kwargs: Any) -> AgentProcess:
+        head_start = kwargs["head_start"]
+        ahead = head_start._popen.pid if head_start and head_start._popen else None
+        agent = await real_start(cls, *args, **kwargs)
+        starts.append((ahead, agent.process.pid))
+        return agent
+
+    monkeypatch.setattr(AgentProcess, "start", classmethod(start))
+    argv = ["--cwd", str(tmp_path), "--no-record", "--no-checkpoints", "-p", "hello"]
+    try:
+        assert cli.main(argv) == 0
+    finally:
+        gc.unfreeze()  # `main` freezes the heap for the interpreter's exit
+    [(ahead, pid)] = starts
+    assert ahead == pid
+    assert "hello" in capsys.readouterr().out
+
+
+def test_a_signal_before_the_event_loop_stops_the_agent_spawned_ahead(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal_handlers: None
+) -> None:
+    """SIGTERM (or SIGHUP) while acp-tui still imports what it runs, before its event loop
+    takes them over: acp-tui exits by the signal, and the agent it spawned ahead is killed,
+    not left behind waiting for a client."""
+    from acp_tui import cli
+    from acp_tui.launcher import HeadStart
+
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    spawned: list[Any] = []
+    real_init = HeadStart.__init__
+
+    def spying(self: HeadStart, *args: Any) -> None:
+        real_init(self, *args)
+        spawned.append(self._popen)
+
+    def signalled(*_args: Any) -> int:
+        os.kill(os.getpid(), signal.SIGTERM)
+        time.sleep(30)  # the handler raises here
+        return 0
+
+    monkeypatch.setattr(HeadStart, "__init__", spying)
+    monkeypatch.setattr(cli, "_run", signalled)
+    deaf = [
+        sys.executable,
+        "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)",
+    ]
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["--cwd", str(tmp_path), "-p", "hello", "--", *deaf])
+    assert exited.value.code == 128 + signal.SIGTERM
+    [agent] = spawned
+    assert agent.returncode == -signal.SIGKILL

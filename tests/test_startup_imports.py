@@ -3,8 +3,9 @@
 The real app runs in a fresh process (a module imported by an earlier test would hide a
 regression) up to its first frame, then lists what it has imported: what only later steps
 need (the live protocol check's JSON Schema validator, the ACP Registry's downloader) must not
-be there yet (nor what runs the agent, started after it). `bench/bench_startup.py` measures
-the time itself.
+be there yet (nor what talks to the agent, started after it: `acp-tui` spawns the agent
+process before the app, through the launcher, and the app only takes it over after its first
+frame). `bench/bench_startup.py` measures the time itself.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "acp_tui.registry",  # the agent picker (Ctrl+N)
     "acp_tui.ui.screens.agent_picker",
     "urllib.request",
-    "acp_tui.session.controller",  # what runs the agent, started after the first frame
+    "acp_tui.session.controller",  # what talks to the agent, started after the first frame
     "acp_tui.connection",
     "acp_tui.launcher",
     "acp_tui.services.fs",

@@ -13,15 +13,18 @@ import msgspec
 import pytest
 from textual.widgets import Static
 
+from acp_tui.launcher import HeadStart
 from acp_tui.mentions import prompt_blocks
 from acp_tui.protocol.content import ContentBlock, DiffChange
 from acp_tui.protocol.updates import UnknownUpdate, decode_session_notification
 from acp_tui.session.state import Message, Notice, ToolCallState
 from acp_tui.ui.pilot import (
+    demo_app,
     demo_workspace,
     send,
     wait_idle,
     wait_permission,
+    wait_started,
     wait_until,
 )
 from acp_tui.ui.screens import HelpScreen, QuitScreen, SearchScreen, SettingsScreen
@@ -68,6 +71,25 @@ async def test_header_shows_agent_protocol_workspace_and_status(run: Run) -> Non
         assert header.protocol == 1
         assert header.status == "idle"
         assert header.workspace.endswith("workspace")
+
+
+async def test_the_agent_spawned_ahead_is_the_one_the_app_speaks_to(tmp_path: Path) -> None:
+    """`acp-tui` spawns the agent before its first frame (`HeadStart`): the app's first start
+    takes that process rather than spawning another."""
+    workspace = demo_workspace(tmp_path / "workspace")
+    app = demo_app(workspace, tmp_path / "state")
+    head_start = app.options.head_start = HeadStart(app.argv, workspace, app.options.env)
+    spawned = head_start._popen
+    assert spawned is not None
+    async with app.run_test() as pilot:
+        await wait_started(app, pilot)
+        client = app.conversation.client
+        assert client is not None and client.process is not None
+        assert client.process.process.pid == spawned.pid and head_start._popen is None
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        assert "hello" in message_texts(app)
+    assert spawned.poll() is not None  # stopped with the app
 
 
 async def test_agent_that_cannot_start_is_explained(run: Run, tmp_path: Path) -> None:

@@ -552,7 +552,11 @@ class AgentClient:
     async def _spawn(self) -> None:
         self.exited.clear()
         self.process = await AgentProcess.start(
-            self.argv, self.options.cwd, env=self.options.env, on_stderr=self._on_stderr
+            self.argv,
+            self.options.cwd,
+            env=self.options.env,
+            on_stderr=self._on_stderr,
+            head_start=self.options.head_start,
         )
         self.connection = Connection(
             self.process.stdout,

@@ -9,7 +9,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from acp_tui.launcher import HeadStart
 
 SUPPORTED_VERSIONS = (1, 2)
 
@@ -47,3 +50,5 @@ class ClientOptions:
     """Whether the front end can run an agent's `terminal` sign-in (see `acp_tui.auth`)."""
     transcript: Path | None = None
     startup_timeout: float = 30.0
+    head_start: HeadStart | None = None
+    """The agent spawned as acp-tui started, for the first start of it (see `HeadStart`)."""
