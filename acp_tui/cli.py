@@ -241,7 +241,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # screen, rather than after. Until the event loop takes SIGTERM and SIGHUP over, they end
     # acp-tui through `finally`, which stops that agent.
     for sig in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _exit_by_signal)
+        if signal.getsignal(sig) is signal.SIG_DFL:  # `nohup` keeps ignoring SIGHUP
+            signal.signal(sig, _exit_by_signal)
     head_start = client_options.head_start = HeadStart(
         agent.command, client_options.cwd, client_options.env
     )

@@ -253,6 +253,29 @@ async def test_a_deleted_conversation_is_noticed_by_a_save_without_items(tmp_pat
     store.close()
 
 
+async def test_a_conversation_deleted_at_its_last_save_is_kept_whole_as_the_store_closes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The delete lands as the session closes: the store, closing, learns of it from the
+    recorder's last save and writes the whole conversation again before it closes."""
+    monkeypatch.setattr(recorder_module, "SLICE", 0.0)  # one item a slice, unless whole
+    store, elsewhere = open_store(tmp_path), open_store(tmp_path)
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    play_a_turn(session)
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    recorder.close()
+    store.settle()
+    elsewhere.delete(recorder.conversation or 0)
+    session.apply(SessionInfoUpdate(title="Renamed"))
+    recorder.close()
+    store.close()
+    [record] = elsewhere.conversations()
+    assert record.title == "Renamed"
+    assert len(elsewhere.items(record.id)) == len(session.state.timeline) + 1  # and the terminal
+    elsewhere.close()
+
+
 FIRST_LAYOUT = """
 PRAGMA page_size=4096;
 PRAGMA journal_mode=WAL;

@@ -191,7 +191,8 @@ class Recorder:
         self._joiner = TextJoiner()
         self._rewrite = False
         self._dirty = {id(item): item for item in [*state.timeline, *state.terminals.values()]}
-        self.flush()
+        # Closed (the store learns of it as it closes too): no later turn writes the rest.
+        self.flush(whole=self not in self.session.listeners)
 
     def close(self) -> None:
         """Write what is left and stop listening."""
