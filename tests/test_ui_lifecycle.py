@@ -20,6 +20,7 @@ from acp_tui.auth import AuthChoice
 from acp_tui.cli import DEMO_AGENT
 from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.records import SessionEntry
+from acp_tui.session.state import Notice
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.commands import app_commands
@@ -285,6 +286,45 @@ async def old_times(app: AcpApp, pilot: Pilot[int], *prompts: str) -> str:
         await wait_idle(app, pilot)
     assert app.session is not None
     return app.session.id
+
+
+async def test_a_session_that_cannot_be_resumed_gives_a_new_one_that_says_why(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`acp-tui --resume ID` of a session neither acp-tui nor the agent knows: the agent runs
+    on, in a new session whose first line says what failed; the next prompt goes to it."""
+    argv = remembering_demo(tmp_path, monkeypatch)
+    async with run(record=True, argv=argv, resume="nope") as (app, pilot):
+        assert app.session is not None and app.agent_running
+        [first] = app.session.state.timeline
+        assert isinstance(first, Notice) and first.severity == "error"
+        assert first.title == "Could not open the session nope"
+        assert "Unknown session: nope" in first.detail and "Ctrl+O" in first.detail
+        assert app.chat.query_one(SessionHeader).status == "idle"
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        assert "hello" in message_texts(app)
+
+
+async def test_a_fork_the_agent_refuses_at_start_gives_a_new_session_that_says_why(
+    run: Run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`acp-tui --resume ID --fork` of a recorded session the agent no longer knows: a new
+    session says the fork failed, and the recorded session is left as it was."""
+    async with run(record=True) as (app, pilot):  # the demo agent forgets it when it exits
+        old_id = await old_times(app, pilot, "remember the tortoise")
+        await app.action_quit()
+
+    async with run(record=True, resume=old_id, fork=True) as (app, pilot):
+        assert app.session is not None and app.session.id != old_id
+        notice = app.session.state.timeline[0]
+        assert isinstance(notice, Notice) and notice.severity == "error"
+        assert notice.title == f"Could not fork the session {old_id}"
+        await send(app, pilot, "hello")
+        await wait_idle(app, pilot)
+        assert app.store is not None
+        [old] = [r for r in app.store.conversations() if r.session_id == old_id]
+        assert old.title == "Old times"
 
 
 async def test_the_session_picker_opens_an_earlier_session(run: Run) -> None:

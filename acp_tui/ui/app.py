@@ -269,8 +269,11 @@ class AcpApp(App[int]):
             chat.agent_started(info.label, info.protocol_version)
             session = conversation.session = await self._open_session(conversation)
         except startup_errors() as error:
-            self._agent_down(conversation, self._failure(conversation, error))
-            return
+            instead = await self._new_session_instead(conversation, error)
+            if instead is None:
+                self._agent_down(conversation, self._failure(conversation, error))
+                return
+            session = conversation.session = instead
         chat.attach(session)
         conversation.started.set()
         await self._watch(conversation)
@@ -566,6 +569,33 @@ class AcpApp(App[int]):
                     await session.select(category, value)
                 except (ValueError, RpcError) as error:
                     session.notice("warning", f"{category} {value!r} not set", str(error))
+        return session
+
+    async def _new_session_instead(
+        self, conversation: Conversation, error: Exception
+    ) -> Session | None:
+        """The session `--resume` named could not be opened (or forked), but the agent runs: a
+        new session, which says why at its top, rather than no session at all. None if that
+        is not the case, or a new session fails too."""
+        client, startup = conversation.client, self.startup
+        first = conversation.number == 1 and conversation.session is None
+        running = client is not None and client.process is not None
+        if startup is None or startup.resume is None or not first or not running:
+            return None
+        if client.process.returncode is not None:  # type: ignore[union-attr]
+            return None
+        try:
+            session = await self._open_session(conversation, again=True)
+        except startup_errors():
+            return None
+        what = "fork" if startup.fork else "open"
+        named = f" {startup.resume}" if startup.resume else ""
+        session.notice(
+            "error",
+            f"Could not {what} the session{named}",
+            f"{self._failure(conversation, error)}. This is a new session: Ctrl+O lists this "
+            "workspace's sessions.",
+        )
         return session
 
     async def sign_in_again(self, session: Session) -> None:

@@ -45,11 +45,12 @@ def demo_app(
     argv: list[str] | None = None,
     record: bool = False,
     resume: str | None = None,
+    fork: bool = False,
 ) -> AcpApp:
     """The app on the demo agent in `workspace`; history and rules kept under `state`. With
     `record`, conversations are recorded (in the data directory) as `acp-tui` does; with
     `resume`, the session with that id is reopened (`acp-tui --resume`; recorded or not, as
-    `record` says)."""
+    `record` says), or forked with `fork` (`--resume ID --fork`)."""
     command = argv or [*DEMO_AGENT, "--speed", str(speed), "--no-persist"]
     options = ClientOptions(cwd=workspace, protocol_version=protocol_version)
     startup = None
@@ -61,6 +62,7 @@ def demo_app(
             agent,
             permission,  # type: ignore[arg-type]
             resume=resume,
+            fork=fork,
             record=record,
         )
     return AcpApp(
