@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import gc
+import os
 import signal
 import sys
 from collections.abc import Sequence
@@ -181,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return commands.run(ours[0], ours[1:], agent_command)
     parser = build_parser()
+    for arg in ours:
+        if not _utf8(arg):  # a prompt typed in another encoding: JSON cannot carry it
+            parser.error(f"{os.fsencode(arg)!r} is not valid UTF-8 text")
     args = parser.parse_args(ours)
     if args.fork and args.resume is None:
         parser.error("--fork forks the session --resume opens: give both")
@@ -250,6 +254,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args, agent, permission, startup, client_options)
     finally:
         head_start.discard()
+
+
+def _utf8(text: str) -> bool:
+    """Whether `text` came from valid UTF-8 (undecodable bytes of argv are surrogates)."""
+    try:
+        text.encode()
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _exit_by_signal(signum: int, _frame: object) -> None:

@@ -501,15 +501,17 @@ class HeadlessRun:
             # Signals stay caught until the agent (and every terminal it started) is gone:
             # a second one must not cut the shutdown short and leave them running.
             self._closing = True
-            self.checkpoints.close()
-            if self.opened is not None:
-                self.opened.close()
-            await self.client.close()
-            if self.store is not None:
-                self.store.close()
-            for sig in (signal.SIGINT, *_TERMINATING):
-                loop.remove_signal_handler(sig)
-            self.out.flush()
+            try:
+                self.checkpoints.close()
+                if self.opened is not None:
+                    self.opened.close()
+                await self.client.close()
+            finally:
+                if self.store is not None:
+                    self.store.close()
+                for sig in (signal.SIGINT, *_TERMINATING):
+                    loop.remove_signal_handler(sig)
+                self.out.flush()
 
     async def _run(self) -> int:
         session = await self._open()

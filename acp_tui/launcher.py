@@ -66,7 +66,8 @@ class HeadStart:
         self._popen: subprocess.Popen[bytes] | None = None
         if not argv:
             return
-        with contextlib.suppress(OSError):  # the start that takes it says what is wrong
+        # A command that cannot start: the start that takes it says what is wrong.
+        with contextlib.suppress(OSError, ValueError):
             self._popen = subprocess.Popen(
                 argv,
                 cwd=cwd,
@@ -161,6 +162,16 @@ class _Adopted:
         await asyncio.shield(self._ended)
         return self._exited.result()
 
+    def send_signal(self, sig: int) -> None:
+        if self.returncode is None:
+            self._popen.send_signal(sig)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
 
 class _ReadPipe(asyncio.StreamReaderProtocol):
     """A pipe from the agent into `reader`; `lost` is done once it is closed."""
@@ -208,7 +219,12 @@ class AgentProcess:
         full_env = _environment(env)
         popen = head_start.take(argv, cwd, full_env) if head_start is not None else None
         if popen is not None:
-            return cls(await _Adopted.adopt(popen), argv, on_stderr)
+            try:
+                adopted = await _Adopted.adopt(popen)
+            except BaseException:  # cancelled (acp-tui quit as it started): no one else will
+                _kill_unused(popen)
+                raise
+            return cls(adopted, argv, on_stderr)
         try:
             process = await asyncio.create_subprocess_exec(
                 *argv,
@@ -223,7 +239,7 @@ class AgentProcess:
             raise LaunchError(f"agent command not found: {argv[0]}") from exc
         except PermissionError as exc:
             raise LaunchError(f"agent command is not executable: {argv[0]}") from exc
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte, a name with '='
             raise LaunchError(f"cannot start {shlex.join(argv)}: {exc}") from exc
         return cls(process, argv, on_stderr)
 

@@ -397,10 +397,11 @@ def test_the_agent_spawned_ahead_is_the_one_acp_tui_speaks_to(
     assert "hello" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
 def test_a_signal_before_the_event_loop_stops_the_agent_spawned_ahead(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal_handlers: None
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, signal_handlers: None, sig: signal.Signals
 ) -> None:
-    """SIGTERM (or SIGHUP) while acp-tui still imports what it runs, before its event loop
+    """SIGTERM or SIGHUP while acp-tui still imports what it runs, before its event loop
     takes them over: acp-tui exits by the signal, and the agent it spawned ahead is killed,
     not left behind waiting for a client."""
     from acp_tui import cli
@@ -415,7 +416,7 @@ def test_a_signal_before_the_event_loop_stops_the_agent_spawned_ahead(
         spawned.append(self._popen)
 
     def signalled(*_args: Any) -> int:
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), sig)
         time.sleep(30)  # the handler raises here
         return 0
 
@@ -428,6 +429,20 @@ def test_a_signal_before_the_event_loop_stops_the_agent_spawned_ahead(
     ]
     with pytest.raises(SystemExit) as exited:
         cli.main(["--cwd", str(tmp_path), "-p", "hello", "--", *deaf])
-    assert exited.value.code == 128 + signal.SIGTERM
+    assert exited.value.code == 128 + sig
     [agent] = spawned
     assert agent.returncode == -signal.SIGKILL
+
+
+def test_a_prompt_that_is_not_utf8_is_a_usage_error(tmp_path: Path) -> None:
+    """Typed in another encoding (undecodable bytes in argv): said plainly, before anything
+    starts, where it used to crash encoding the prompt for the agent."""
+    done = subprocess.run(
+        [*ACP_TUI, "--cwd", str(tmp_path), "-p", os.fsdecode(b"caf\xe9")],
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")},
+    )
+    assert done.returncode == 2
+    assert b"acp-tui: error: b'caf\\xe9' is not valid UTF-8 text" in done.stderr
+    assert b"Traceback" not in done.stderr

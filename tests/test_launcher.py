@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from acp_tui import launcher
 from acp_tui.launcher import STDERR_KEEP_BYTES, AgentProcess, HeadStart, LaunchError
 
 Start = Callable[..., Awaitable[AgentProcess]]
@@ -101,12 +102,39 @@ async def test_a_missing_command_is_a_clear_error(tmp_path: Path, start: Start) 
         await start(["no-such-agent"], tmp_path)
 
 
-async def test_an_agent_that_exits_before_it_is_taken_says_how(
-    tmp_path: Path, start: Start
-) -> None:
+async def test_an_agent_that_exits_early_says_how(tmp_path: Path, start: Start) -> None:
     agent = await start([sys.executable, "-c", "import sys; sys.exit('no key'); "], tmp_path)
     assert await asyncio.wait_for(agent.wait(), 30) == 1
     assert agent.exit_description() == "the agent exited with code 1 (stderr: no key)"
+
+
+async def test_an_agent_spawned_ahead_that_exited_before_it_was_taken_says_how(
+    tmp_path: Path,
+) -> None:
+    argv = [sys.executable, "-c", "import sys; sys.exit('no key'); "]
+    head_start = HeadStart(argv, tmp_path, None)
+    assert head_start._popen is not None
+    head_start._popen.wait()  # gone before acp-tui's loop takes it
+    agent = await AgentProcess.start(argv, tmp_path, head_start=head_start)
+    assert await asyncio.wait_for(agent.wait(), 30) == 1
+    assert agent.exit_description() == "the agent exited with code 1 (stderr: no key)"
+
+
+async def test_an_agent_spawned_ahead_is_killed_if_taking_it_is_cancelled(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    argv = [sys.executable, "-c", "import time; time.sleep(60)"]
+    head_start = HeadStart(argv, tmp_path, None)
+    spawned = head_start._popen
+    assert spawned is not None
+
+    async def cancelled(_popen: object) -> None:
+        raise asyncio.CancelledError
+
+    monkeypatch.setattr(launcher._Adopted, "adopt", cancelled)
+    with pytest.raises(asyncio.CancelledError):
+        await AgentProcess.start(argv, tmp_path, head_start=head_start)
+    assert spawned.returncode == -9
 
 
 async def test_a_head_start_of_another_command_is_killed_unused(tmp_path: Path) -> None:
@@ -123,8 +151,10 @@ async def test_a_head_start_of_another_command_is_killed_unused(tmp_path: Path) 
     await agent.close()
     # Another environment is another start too.
     other = HeadStart(sleeper, tmp_path, {"ACP_TUI_TEST": "1"})
+    other_spawned = other._popen
+    assert other_spawned is not None
     agent = await AgentProcess.start(sleeper, tmp_path, head_start=other)
-    assert other._popen is None and agent.process.pid != spawned.pid
+    assert other_spawned.returncode == -9 and agent.process.pid != other_spawned.pid
     assert await agent.close(grace=0.1) == -15
 
 
@@ -135,3 +165,13 @@ def test_a_head_start_no_start_takes_is_killed(tmp_path: Path) -> None:
     head_start.discard()
     assert spawned.returncode == -9
     head_start.discard()  # once is enough
+
+
+@pytest.mark.parametrize("argv", [["bad\0agent"], ["agent"]])
+async def test_a_command_that_cannot_be_spawned_is_a_clear_error(
+    tmp_path: Path, start: Start, argv: list[str]
+) -> None:
+    """A NUL in the command, or an environment variable named with `=` (from a config)."""
+    env = None if "\0" in argv[0] else {"A=B": "1"}
+    with pytest.raises(LaunchError, match="cannot start"):
+        await start(argv, tmp_path, env)

@@ -37,7 +37,7 @@ from acp_tui.protocol.updates import (
 from acp_tui.records import Recorder, RecordStore, recorded_state
 from acp_tui.records import recorder as recorder_module
 from acp_tui.records.codec import encode_item, restore_state
-from acp_tui.records.store import PAGE_SIZE
+from acp_tui.records.store import PAGE_SIZE, _Writer
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentInfo, ClientOptions, Session
 from acp_tui.session.state import Notice
@@ -151,6 +151,37 @@ async def test_a_long_history_is_written_a_slice_at_a_time(
     assert not recorder._dirty
     state = recorded_state(store, store.get(record.id))
     assert state.timeline[-1].text == "one two three"
+    store.close()
+
+
+async def test_a_history_written_afresh_replaces_the_old_rows_with_its_last_slice(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A replayed history is written over the record of it (rows numbered from 1) a slice at
+    a time: until the last slice the record keeps the old rows past the new ones, never fewer
+    rows than it had; then it holds the new history and nothing else."""
+    monkeypatch.setattr(recorder_module, "SLICE", 0.0)  # one item a slice
+    store = open_store(tmp_path)
+    old = store.create("demo", ["demo"], str(tmp_path), "s1")
+    assert old is not None
+    store.save(old, [(seq, "notice", b'{"title":"old"}') for seq in range(1, 6)])
+    [record] = store.conversations()
+    session = fake_session(tmp_path)
+    session.emit(reducer.begin_turn(session.state, [text_block("replayed")]))
+    session.apply(chunk("answer"))
+    session.notice("info", "new")
+    recorder = Recorder(
+        store, session, agent="demo", command=["demo"], record=record, rewrite=True, delay=0.0
+    )
+    counts = []  # rows in the record after each slice
+    while recorder._dirty:
+        left = len(recorder._dirty)
+        await asyncio.sleep(0)
+        if len(recorder._dirty) < left:
+            counts.append(len(store.items(old)))
+    assert counts == [5, 5, 3]
+    rows = store.items(old)
+    assert [kind for _seq, kind, _data in rows] == ["message", "message", "notice"]
     store.close()
 
 
@@ -370,6 +401,48 @@ def test_saves_are_written_and_checkpointed_on_a_thread_of_their_own(tmp_path: P
     store.close()
     assert not writer._thread.is_alive()
     assert not any(thread is writer._thread for thread in threading.enumerate())
+
+
+def test_a_writer_error_of_any_kind_is_a_failed_save_not_a_hang(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    warnings: list[str] = []
+    store = RecordStore.open(tmp_path / "h.sqlite3", on_warning=warnings.append)
+    assert store is not None
+    conversation = store.create("a", ["a"], "/w", "s")
+    assert conversation is not None
+
+    def out_of_memory(*_args: Any) -> None:
+        raise MemoryError("no room for the blob")
+
+    monkeypatch.setattr(_Writer, "_write", out_of_memory)
+    assert store.save(conversation, [(1, "notice", b"{}")])
+    assert store.conversations() == []  # settled, not stuck: the store went quiet
+    assert store.failed and warnings == [
+        f"stopped recording conversations in {tmp_path / 'h.sqlite3'}: no room for the blob"
+    ]
+    store.close()
+
+
+def test_saves_asked_for_are_written_when_the_process_exits_without_closing(
+    tmp_path: Path,
+) -> None:
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from acp_tui.records import RecordStore\n"
+        "store = RecordStore.open(Path(sys.argv[1]))\n"
+        "conversation = store.create('a', ['a'], '/w', 's')\n"
+        "big = b'{\"title\":\"' + b'x' * 2_000_000 + b'\"}'\n"
+        "for seq in range(1, 11):\n"
+        "    store.save(conversation, [(seq, 'notice', big)])\n"
+        "raise SystemExit(3)  # an error on the way out: no close\n"
+    )
+    path = tmp_path / "h.sqlite3"
+    done = subprocess.run([sys.executable, "-c", script, str(path)], timeout=60, check=False)
+    assert done.returncode == 3
+    with contextlib.closing(sqlite3.connect(path)) as db:
+        assert db.execute("SELECT count(*) FROM items").fetchone() == (10,)
 
 
 def test_close_writes_every_save_asked_for(tmp_path: Path) -> None:

@@ -41,8 +41,7 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "acp_tui.ui.screens.agent_picker",
     "urllib.request",
     "acp_tui.session.controller",  # what talks to the agent, started after the first frame
-    "acp_tui.connection",
-    "acp_tui.launcher",
+    "acp_tui.connection",  # (not the launcher: `acp-tui` spawns the agent before the app)
     "acp_tui.services.fs",
     "acp_tui.services.terminals",
     "acp_tui.records",

@@ -2,11 +2,12 @@
 
 A `Recorder` is one of the session's listeners. On the hot path (every chunk) it only notes
 which item changed; a timer writes the changed items `FLUSH_DELAY` seconds later, and the end
-of a turn writes at once. So a streaming turn costs a dict insert per chunk, and acp-tui killed
-mid-turn loses at most the last `FLUSH_DELAY` seconds. (A message of megabytes takes a while to
-rewrite: then writes are spaced so that they take at most a tenth of the time, and a little
-more may be lost.) Writing here is encoding the items: the store writes them on a thread of
-its own, and thousands of changed items (a replayed history) are encoded a slice at a time.
+of a turn starts writing at once. So a streaming turn costs a dict insert per chunk, and
+acp-tui killed mid-turn loses at most the last `FLUSH_DELAY` seconds. (A message of megabytes
+takes a while to rewrite: then writes are spaced so that they take at most a tenth of the
+time, and a little more may be lost.) Writing here is encoding the items, `SLICE` of them at a
+time, the rest at the loop's next turn, so that thousands of them (a replayed history) cost
+no frame; the store writes them on a thread of its own. Closing writes all that is left.
 
 The conversation's row is created on the first write with something worth keeping (a prompt
 sent, or a history replayed), so sessions opened and left untouched leave nothing behind.
@@ -152,6 +153,7 @@ class Recorder:
             rows.append((row, kind, data))
             if time.perf_counter() > deadline:
                 break
+        last = len(rows) == len(pending)
         saved = store.save(
             self.conversation,
             rows,
@@ -159,7 +161,9 @@ class Recorder:
             meta=meta,
             title=title,
             session_id=self.session.id,
-            clear=self._rewrite,
+            # A history written afresh drops the old rows past it with its last slice, so
+            # that until then the record holds the old one, then the new (same numbering).
+            drop_from=self._next_row if self._rewrite and last else None,
             on_gone=self._gone,
         )
         self._spent += time.perf_counter() - started
@@ -168,7 +172,8 @@ class Recorder:
         for key, _item in pending[: len(rows)]:
             del self._dirty[key]
         self._removed.clear()
-        self._rewrite = False
+        if last:
+            self._rewrite = False
         if self._dirty:
             self._timer = self._loop.call_soon(self._on_timer)
             return

@@ -18,6 +18,7 @@ once (through `on_warning`) and the store goes quiet.
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import json
 import sqlite3
@@ -133,7 +134,7 @@ class _Save:
     meta: bytes | None
     title: str | None
     session_id: str | None
-    clear: bool
+    drop_from: int | None
     stamp: str
     on_gone: Callable[[int], None] | None
     loop: asyncio.AbstractEventLoop | None
@@ -200,7 +201,10 @@ class _Writer:
                     job = self._jobs.popleft()
                 if job is None:
                     return
-                error = None if self._broken else self._write(job)
+                try:
+                    error = None if self._broken else self._write(job)
+                except Exception as unexpected:  # MemoryError, a blob over SQLite's 2 GB...
+                    error = unexpected
                 if error is not None:
                     self._broken = not isinstance(error, ConversationGone)
                     self.outcomes.append((job, error))
@@ -221,10 +225,13 @@ class _Writer:
         try:
             db.execute("BEGIN IMMEDIATE")
             try:
-                if job.clear:
-                    db.execute("DELETE FROM items WHERE conversation = ?", (job.conversation,))
                 if job.blob:
                     db.execute(_UPSERT_ITEMS, (job.conversation, job.blob, job.index))
+                if job.drop_from is not None:
+                    db.execute(
+                        "DELETE FROM items WHERE conversation = ? AND seq >= ?",
+                        (job.conversation, job.drop_from),
+                    )
                 if job.removed != b"[]":
                     db.execute(_DELETE_ITEMS, (job.conversation, job.removed))
                 updated = db.execute(
@@ -298,11 +305,11 @@ class RecordStore:
         self.settle()
         if self._writer is not None:
             self._writer.stop()
+            atexit.unregister(self._writer.stop)
             self._act_on(self._writer, gone_too=False)
             self._writer = None
-        if not self.failed:
-            with contextlib.suppress(sqlite3.Error):
-                self._db.close()
+        with contextlib.suppress(sqlite3.Error):
+            self._db.close()
         self.failed = True
 
     def settle(self) -> None:
@@ -363,12 +370,13 @@ class RecordStore:
         meta: bytes | None = None,
         title: str | None = None,
         session_id: str | None = None,
-        clear: bool = False,
+        drop_from: int | None = None,
         on_gone: Callable[[int], None] | None = None,
     ) -> bool:
         """Ask for changed items (`(seq, kind, data)` rows, upserted) to be written, `removed`
         ones dropped, and the conversation updated, in one transaction on the writer's thread;
-        `clear` first drops every item. False if the store has failed. If the conversation was
+        `drop_from`: every item from that seq on is dropped too (a history written afresh, in
+        rows numbered from 1). False if the store has failed. If the conversation was
         deleted meanwhile (by another acp-tui), nothing is written and `on_gone` is called
         with its id, on this thread, by the next `settle` (which follows at once when an
         event loop runs here)."""
@@ -382,6 +390,9 @@ class RecordStore:
             except sqlite3.Error as error:
                 self._failed(error)
                 return False
+            # Its thread dies with the interpreter: an exit that skips `close` (an error on
+            # the way out) still writes what was asked.
+            atexit.register(self._writer.stop)
         parts, index, start = [], [], 1
         for seq, kind, data in rows:
             parts.append(data)
@@ -400,7 +411,7 @@ class RecordStore:
                 meta,
                 title,
                 session_id,
-                clear,
+                drop_from,
                 now(),
                 on_gone,
                 loop,
