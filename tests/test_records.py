@@ -86,6 +86,15 @@ def play_a_turn(session: Session) -> None:
     session.notice("warning", "Something to know", "the details")
 
 
+def recorded_turn(store: RecordStore, tmp_path: Path) -> tuple[Session, Recorder]:
+    """A session recorded in `store` with `play_a_turn` played, and ended."""
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    play_a_turn(session)
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    return session, recorder
+
+
 async def test_the_recorder_coalesces_writes_and_flushes_at_turn_end(tmp_path: Path) -> None:
     store = open_store(tmp_path)
     saves: list[int] = []
@@ -265,10 +274,7 @@ async def test_a_deleted_conversation_is_noticed_by_a_save_without_items(tmp_pat
     conversation is written again. A flush with nothing new writes nothing (the conversation
     keeps its place in the list)."""
     store, elsewhere = open_store(tmp_path), open_store(tmp_path)
-    session = fake_session(tmp_path)
-    recorder = Recorder(store, session, agent="demo", command=["demo"])
-    play_a_turn(session)
-    session.emit(reducer.end_turn(session.state, "end_turn"))
+    session, recorder = recorded_turn(store, tmp_path)
     assert recorder.conversation is not None
     [before] = store.conversations()
     await asyncio.sleep(0.01)  # a save now would stamp a later time
@@ -291,10 +297,7 @@ async def test_a_conversation_deleted_at_its_last_save_is_kept_whole_as_the_stor
     recorder's last save and writes the whole conversation again before it closes."""
     monkeypatch.setattr(recorder_module, "SLICE", 0.0)  # one item a slice, unless whole
     store, elsewhere = open_store(tmp_path), open_store(tmp_path)
-    session = fake_session(tmp_path)
-    recorder = Recorder(store, session, agent="demo", command=["demo"])
-    play_a_turn(session)
-    session.emit(reducer.end_turn(session.state, "end_turn"))
+    session, recorder = recorded_turn(store, tmp_path)
     recorder.close()
     store.settle()
     elsewhere.delete(recorder.conversation or 0)
@@ -343,10 +346,7 @@ async def test_a_database_of_either_layout_records_and_restores(
             db.executescript(FIRST_LAYOUT)
     store = RecordStore.open(path)
     assert store is not None
-    session = fake_session(tmp_path)
-    recorder = Recorder(store, session, agent="demo", command=["demo"])
-    play_a_turn(session)
-    session.emit(reducer.end_turn(session.state, "end_turn"))
+    session, recorder = recorded_turn(store, tmp_path)
     recorder.close()
     store.close()
     page_size, sql = items_table(path)
