@@ -12,8 +12,8 @@ from xml.etree import ElementTree
 
 import pytest
 
-from acp_tui.check import Report, run_check
 from acp_tui.check.report import text
+from acp_tui.check.run import Report, run_check
 from tests.agents.hostile import AGENTS, HERE
 
 FLAWED = [sys.executable, str(HERE / "flawed.py")]

@@ -78,3 +78,15 @@ def test_the_first_frame_loads_nothing_that_only_the_agent_or_a_dialog_needs(
     assert loaded.isdisjoint(LOADED_AFTER_THE_FIRST_FRAME), sorted(
         loaded.intersection(LOADED_AFTER_THE_FIRST_FRAME)
     )
+
+
+def test_starting_the_agent_leaves_the_schema_machinery_to_the_validator() -> None:
+    """The TUI imports the live check and the controller as the agent starts; JSON Schema
+    (a tenth of acp-tui's imports) is for the live check's validator process only."""
+    script = (
+        "import sys, acp_tui.check.live, acp_tui.session.controller; print(sorted(sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert "jsonschema" not in done.stdout and "acp_tui.check.cases" not in done.stdout

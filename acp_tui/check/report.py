@@ -7,8 +7,8 @@ import shlex
 from typing import Any
 from xml.etree import ElementTree
 
-from acp_tui.check import Report
 from acp_tui.check.cases import Finding
+from acp_tui.check.run import Report
 
 MARKS = {"passed": "✓", "failed": "✗", "n/a": "-", "skipped": "·"}
 _LINE_CHARS = 300
