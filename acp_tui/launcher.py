@@ -152,7 +152,7 @@ class _Adopted:
     def _reap(self, loop: asyncio.AbstractEventLoop) -> None:
         code = self._popen.wait()
         with contextlib.suppress(RuntimeError):  # the loop is closed: no one waits any more
-            loop.call_soon_threadsafe(_settle, self._exited, code)
+            loop.call_soon_threadsafe(_resolve, self._exited, code)
 
     @property
     def returncode(self) -> int | None:
@@ -182,10 +182,10 @@ class _ReadPipe(asyncio.StreamReaderProtocol):
 
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
-        _settle(self._lost, None)
+        _resolve(self._lost, None)
 
 
-def _settle(future: asyncio.Future[Any], value: Any) -> None:
+def _resolve(future: asyncio.Future[Any], value: Any) -> None:
     if not future.done():
         future.set_result(value)
 
