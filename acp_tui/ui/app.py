@@ -217,8 +217,13 @@ class AcpApp(App[int]):
     def _after_first_frame(self) -> None:
         self._pace_collector()
         self.start_agent(self.conversation)
-        self._warm_up()
+        self.run_worker(self._warm_up_once_started(), exit_on_error=False)
         self.run_worker(self.checkpoints.warm_up(), group="checkpoints", exit_on_error=False)
+
+    async def _warm_up_once_started(self) -> None:
+        # Its thread holds the GIL for most of its time: not while the session opens.
+        await self.conversation.started.wait()
+        self._warm_up()
 
     @work(thread=True, exit_on_error=False)
     def _warm_up(self) -> None:
