@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 import json
 import sys
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from typing import Any, NoReturn, Protocol, TypeVar, Union
 
 import msgspec
@@ -445,16 +445,31 @@ class Connection:
             self._problem("agent sent an empty batch")
             self._spawn(self._send_error(None, RpcError(INVALID_REQUEST, "Empty batch")))
             return
+        invalid: list[bytes] = []
+        serving: list[asyncio.Task[bytes]] = []
         for entry in entries:
             raw = bytes(entry)
             try:
                 message = _decode_incoming(raw)
             except _UNREADABLE as exc:
                 self._problem(f"batch entry is not a JSON-RPC message ({exc}): {_preview(raw)}")
-                error = RpcError(INVALID_REQUEST, f"Invalid request: {exc}")
-                self._spawn(self._send_error(None, error))
+                invalid.append(
+                    _error_line(None, RpcError(INVALID_REQUEST, f"Invalid request: {exc}"))
+                )
                 continue
-            self._dispatch(message, raw)
+            if message.is_request:
+                serving.append(self._serve(message.id, message.method, message.params))  # type: ignore[arg-type]
+            else:
+                self._dispatch(message, raw)
+        if invalid or serving:  # an all-notification batch gets no answer at all
+            self._spawn(self._answer_batch(invalid, serving))
+
+    async def _answer_batch(self, invalid: list[bytes], serving: list[asyncio.Task[bytes]]) -> None:
+        """The answers to a batch's entries, as one array once each request is served: JSON-RPC
+        2.0's batch rule, which ACP v2 follows."""
+        answers = [*invalid, *await asyncio.gather(*serving)]
+        with contextlib.suppress(ConnectionClosed):
+            await self._send(b"[" + b",".join(answers) + b"]")
 
     def _dispatch(self, message: Incoming, line: bytes) -> None:
         if message.is_notification and message.method == CANCEL_REQUEST:
@@ -465,9 +480,7 @@ class Connection:
             except Exception as exc:  # a bad notification must never stop the stream
                 self._problem(f"could not handle {message.method}: {exc!r}")
         elif message.is_request:
-            task = self._spawn(self._answer(message.id, message.method, message.params))  # type: ignore[arg-type]
-            self._serving[message.id] = task  # type: ignore[index]
-            task.add_done_callback(lambda _task, key=message.id: self._serving.pop(key, None))
+            self._spawn(self._answer(self._serve(message.id, message.method, message.params)))  # type: ignore[arg-type]
         elif message.is_response:
             self._resolve(message, line)
         else:
@@ -517,7 +530,23 @@ class Connection:
             entry = self._pending.get(int(request_id))
         return entry
 
-    async def _answer(self, request_id: RequestId, method: str, params: msgspec.Raw) -> None:
+    def _serve(
+        self, request_id: RequestId, method: str, params: msgspec.Raw
+    ) -> asyncio.Task[bytes]:
+        """Serve one of the peer's requests: a task making the line that answers it, known by
+        its id until done (so that `$/cancel_request` can stop it)."""
+        task = self._spawn(self._response(request_id, method, params))
+        self._serving[request_id] = task
+        task.add_done_callback(lambda _task, key=request_id: self._serving.pop(key, None))
+        return task
+
+    async def _answer(self, serving: asyncio.Task[bytes]) -> None:
+        line = await serving
+        with contextlib.suppress(ConnectionClosed):
+            await self._send(line)
+
+    async def _response(self, request_id: RequestId, method: str, params: msgspec.Raw) -> bytes:
+        """The line that answers a request: its result, or the error it came to."""
         try:
             result = await self._handler.handle_request(method, params)
         except asyncio.CancelledError:
@@ -527,31 +556,25 @@ class Connection:
             if not withdrawn or self._closed is not None:
                 raise
             # The peer withdrew the request ($/cancel_request): it still gets its answer.
-            await self._send_error(request_id, RpcError(REQUEST_CANCELLED, "Request cancelled"))
-            return
+            return _error_line(request_id, RpcError(REQUEST_CANCELLED, "Request cancelled"))
         except RpcError as error:
-            await self._send_error(request_id, error)
-            return
+            return _error_line(request_id, error)
         except Exception as exc:
             self._problem(f"failed to answer {method}: {exc!r}")
-            await self._send_error(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
-            return
+            return _error_line(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
         try:
-            line = _encode(_Result("2.0", request_id, result))
+            return _encode(_Result("2.0", request_id, result))
         except (TypeError, ValueError) as exc:
             self._problem(f"cannot encode the answer to {method}: {exc!r}")
-            await self._send_error(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
-            return
-        with contextlib.suppress(ConnectionClosed):
-            await self._send(line)
+            return _error_line(request_id, RpcError(INTERNAL_ERROR, f"Internal error: {exc}"))
 
     async def _send_error(self, request_id: RequestId, error: RpcError) -> None:
         with contextlib.suppress(ConnectionClosed):
-            await self._send(_encode(_Error("2.0", request_id, error.to_object())))
+            await self._send(_error_line(request_id, error))
 
     # -- plumbing -----------------------------------------------------------------------------
 
-    def _spawn(self, coroutine: Any) -> asyncio.Task[None]:
+    def _spawn(self, coroutine: Coroutine[Any, Any, T]) -> asyncio.Task[T]:
         task = asyncio.get_running_loop().create_task(coroutine)
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
@@ -567,6 +590,10 @@ class Connection:
         for future, _method in self._pending.values():
             if not future.done():
                 future.set_exception(reason)
+
+
+def _error_line(request_id: RequestId, error: RpcError) -> bytes:
+    return _encode(_Error("2.0", request_id, error.to_object()))
 
 
 def _lines_of(run: bytes) -> list[bytes]:

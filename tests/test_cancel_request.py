@@ -73,6 +73,33 @@ async def test_the_agent_withdraws_its_request(tmp_path: Path, request_id: int |
     assert handler.problems == []
 
 
+async def test_a_request_withdrawn_from_a_batch_is_answered_in_the_batchs_array(
+    tmp_path: Path,
+) -> None:
+    """The batch's array waits for every request, and a withdrawn one is in it as -32800."""
+    batch = [
+        {"jsonrpc": "2.0", "id": 1, "method": "slow", "params": {}},
+        {"jsonrpc": "2.0", "id": 2, "method": "ping", "params": {}},
+    ]
+    script = {
+        "start": [json.dumps(batch)],
+        "on": {"go": [line({"method": "$/cancel_request", "params": {"requestId": 1}})]},
+    }
+    peer = Peer(tmp_path, script)
+    handler = peer.recorder = SlowHandler()
+    async with peer:
+        await asyncio.sleep(0.2)
+        assert peer.received() == []  # the ping is served, the batch is not
+        await peer.connection.notify("go", {})
+        await asyncio.wait_for(handler.stopped.wait(), 10)
+        await wait_for(lambda: len(peer.received()) == 2)
+        [answers] = [m for m in peer.received() if isinstance(m, list)]
+    assert sorted(answers, key=lambda answer: answer["id"]) == [
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -32800, "message": "Request cancelled"}},
+        {"jsonrpc": "2.0", "id": 2, "result": {"pong": True}},
+    ]
+
+
 async def test_an_abandoned_request_is_withdrawn_and_its_late_answer_dropped(
     tmp_path: Path,
 ) -> None:

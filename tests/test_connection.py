@@ -151,25 +151,36 @@ async def test_error_responses_raise_and_unknown_ids_are_reported(tmp_path: Path
     assert all("never sent or had" in p for p in peer.recorder.problems)
 
 
-async def test_batches(tmp_path: Path) -> None:
+async def test_a_batch_is_answered_with_one_array_once_each_request_is_served(
+    tmp_path: Path,
+) -> None:
+    """ACP v2 follows JSON-RPC 2.0's batches: the requests' answers (and an invalid entry's
+    error) come back as one array, notifications get none; an empty batch is one error."""
     batch = [
         json.loads(notification("one")),
         {"jsonrpc": "2.0", "id": 7, "method": "ping", "params": {}},
+        {"jsonrpc": "2.0", "method": 7},
         json.loads(notification("two")),
+        {"jsonrpc": "2.0", "id": "eight", "method": "no/such", "params": {}},
     ]
-    async with Peer(tmp_path, {"start": [json.dumps(batch), "[]"]}) as peer:
-        await wait_for(lambda: len(peer.received()) == 2)
+    only_notifications = [json.loads(notification("three"))]
+    lines = [json.dumps(batch), json.dumps(only_notifications), "[]"]
+    async with Peer(tmp_path, {"start": lines}) as peer:
+        await wait_for(lambda: len(peer.received()) == 2 and len(peer.recorder.notifications) == 3)
+        await asyncio.sleep(0.1)  # nothing more comes
         received = peer.received()
-    assert [p["update"]["content"]["text"] for _, p in peer.recorder.notifications] == [
-        "one",
-        "two",
-    ]
-    assert {"jsonrpc": "2.0", "id": 7, "result": {"pong": True}} in received
-    assert {
-        "jsonrpc": "2.0",
-        "id": None,
-        "error": {"code": -32600, "message": "Empty batch"},
-    } in received
+    texts = [p["update"]["content"]["text"] for _, p in peer.recorder.notifications]
+    assert texts == ["one", "two", "three"]
+    [answers] = [answer for answer in received if isinstance(answer, list)]
+    by_id = {str(answer["id"]): answer for answer in answers}
+    assert len(answers) == 3 and by_id["7"] == {"jsonrpc": "2.0", "id": 7, "result": {"pong": True}}
+    assert by_id["eight"]["error"] == {"code": -32601, "message": "Method not found: no/such"}
+    assert by_id["None"]["error"]["code"] == -32600
+    assert {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": "Empty batch"}} in (
+        received
+    )
+    sent = [e["msg"] for e in peer.transcript_entries() if e["dir"] == "send"]
+    assert answers in sent  # recorded as it went: one line
 
 
 async def test_json_that_is_not_json_rpc_is_answered_invalid_request(tmp_path: Path) -> None:
@@ -226,8 +237,11 @@ async def test_bad_batches_are_answered(tmp_path: Path) -> None:
         await wait_for(lambda: len(peer.received()) == 2)
         await asyncio.sleep(0.1)
         received = peer.received()
-    codes = sorted(m["error"]["code"] for m in received)
-    assert codes == [-32600, -32600] and all(m["id"] is None for m in received)
+    # The batch's invalid entry in an array of its own; the empty batch, one error alone.
+    answers = [m for answer in received for m in (answer if isinstance(answer, list) else [answer])]
+    assert sorted(isinstance(answer, list) for answer in received) == [False, True]
+    codes = sorted(m["error"]["code"] for m in answers)
+    assert codes == [-32600, -32600] and all(m["id"] is None for m in answers)
 
 
 async def test_a_line_over_the_cap_is_dropped_and_the_stream_goes_on(
