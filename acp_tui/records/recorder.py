@@ -142,18 +142,19 @@ class Recorder:
             return
         started = time.perf_counter()
         deadline = math.inf if whole else started + SLICE
-        pending = list(self._dirty.items())
+        taken: list[int] = []
         rows = []
-        for key, item in pending:
+        for key, item in self._dirty.items():
             row = self._rows.get(key)
             if row is None:
                 row = self._rows[key] = self._next_row
                 self._next_row += 1
             kind, data = encode_item(item, self._joiner)
             rows.append((row, kind, data))
+            taken.append(key)
             if time.perf_counter() > deadline:
                 break
-        last = len(rows) == len(pending)
+        last = len(taken) == len(self._dirty)
         saved = store.save(
             self.conversation,
             rows,
@@ -169,7 +170,7 @@ class Recorder:
         self._spent += time.perf_counter() - started
         if not saved:
             return
-        for key, _item in pending[: len(rows)]:
+        for key in taken:
             del self._dirty[key]
         self._removed.clear()
         if last:

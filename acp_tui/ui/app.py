@@ -582,12 +582,12 @@ class AcpApp(App[int]):
         """The session `--resume` named could not be opened (or forked), but the agent runs: a
         new session, which says why at its top, rather than no session at all. None if that
         is not the case, or a new session fails too."""
-        client, startup = conversation.client, self.startup
+        startup, client = self.startup, conversation.client
+        process = client.process if client is not None else None
         first = conversation.number == 1 and conversation.session is None
-        running = client is not None and client.process is not None
-        if startup is None or startup.resume is None or not first or not running:
+        if startup is None or startup.resume is None or not first:
             return None
-        if client.process.returncode is not None:  # type: ignore[union-attr]
+        if process is None or process.returncode is not None:  # the agent is gone too
             return None
         try:
             session = await self._open_session(conversation, again=True)
