@@ -26,7 +26,12 @@ from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, load_policy
 from acp_tui.launcher import LaunchError
 from acp_tui.mentions import prompt_blocks
-from acp_tui.protocol.content import ToolCallContent, ToolCallLocation, block_text
+from acp_tui.protocol.content import (
+    ContentBlock,
+    ToolCallContent,
+    ToolCallLocation,
+    block_text,
+)
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
@@ -110,29 +115,48 @@ class Output:
     instead of one per change. When the reader goes away (`acp-tui -p … | head`), writing
     stops quietly and `on_closed` runs, once: the run ends as a program killed by SIGPIPE.
 
-    jsonl's JSON comes encoded from msgspec (`write_bytes`) and is not decoded only to be
-    encoded again; text (`write`) is encoded a burst at a time."""
+    jsonl's JSON comes encoded from msgspec (`write_bytes`), or as events to encode a burst
+    at a time, in one call for all of them (`write_event`: only for events nothing changes
+    after, as they are encoded later); text (`write`) is encoded a burst at a time too."""
 
     def __init__(self, stream: TextIO, on_closed: Callable[[], None]) -> None:
         self._stream = stream
         self._on_closed = on_closed
         self._pending: list[bytes] = []
         self._text: list[str] = []
-        """Text written since the last bytes, encoded when bytes follow or at the flush."""
+        """Text written since the last event, encoded when an event follows or at the flush."""
+        self._events: list[Any] = []
+        """Events written since the last text, encoded when text follows or at the flush."""
+        self._encode_lines = msgspec.json.Encoder().encode_lines
         self.closed = False
 
     def write(self, text: str) -> None:
         if self.closed:
             return
-        if not (self._text or self._pending):
+        if self._events:
+            self._encode_events()
+        elif not (self._text or self._pending):
             asyncio.get_running_loop().call_soon(self.flush)
         self._text.append(text)
+
+    def write_event(self, event: Any) -> None:
+        """An object msgspec encodes as JSON, on a line of its own, encoded later: nothing in
+        it may change meanwhile."""
+        if self.closed:
+            return
+        if self._text:
+            self._encode_text()
+        elif not (self._events or self._pending):
+            asyncio.get_running_loop().call_soon(self.flush)
+        self._events.append(event)
 
     def write_bytes(self, data: bytes) -> None:
         if self.closed:
             return
         if self._text:
             self._encode_text()
+        elif self._events:
+            self._encode_events()
         elif not self._pending:
             asyncio.get_running_loop().call_soon(self.flush)
         self._pending.append(data)
@@ -143,10 +167,16 @@ class Output:
         self._text.clear()
         self._pending.append(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
 
+    def _encode_events(self) -> None:
+        self._pending.append(self._encode_lines(self._events))
+        self._events.clear()
+
     def flush(self) -> None:
         """Write out what is pending now (a warning is about to go to stderr, or the end)."""
         if self._text:
             self._encode_text()
+        elif self._events:
+            self._encode_events()
         if not self._pending or self.closed:
             return
         data = b"".join(self._pending)
@@ -238,9 +268,14 @@ class JsonPrinter:
 
     def __call__(self, session: Session, change: Change) -> None:
         item = change.item
-        if isinstance(item, ToolCallState):
+        cls = item.__class__
+        if cls is Message and change.delta is not None:  # most changes: a chunk streamed in
+            kind = "thought" if item.role == "thought" else "message"
+            self._out.write_event(_Appended(kind, item.id, item.role, change.delta))
+            return
+        if cls is ToolCallState:
             event: dict[str, Any] | None = self._tool_calls(item)
-        elif isinstance(item, TerminalState):
+        elif cls is TerminalState:
             event = self._terminals(item, change.delta)
         else:
             event = change_event(session, change)
@@ -248,7 +283,18 @@ class JsonPrinter:
             self.emit(event)
 
     def emit(self, event: dict[str, Any]) -> None:
+        """Print `event` now: it holds the state's lists, which later changes add to."""
         self._out.write_bytes(self._encode(event) + b"\n")
+
+
+class _Appended(msgspec.Struct, gc=False):
+    """The event of content streamed onto a message, as `change_event` makes it, but made and
+    encoded faster (it is most of a turn's events), and with nothing in it that changes."""
+
+    type: str
+    id: str
+    role: str
+    append: ContentBlock
 
 
 class ToolCallEvents:

@@ -333,7 +333,8 @@ def test_jsonl_terminal_events_after_the_first_say_what_changed() -> None:
 
 async def test_output_writes_a_burst_whole_to_any_kind_of_stdout(tmp_path: Path) -> None:
     """Buffered (a file), unbuffered (`python -u`: the raw file) and text-only streams all
-    get the burst's text and JSON, in order, in the stream's encoding."""
+    get the burst's text, JSON and events (encoded at the end of it), in order, in the
+    stream's encoding."""
     buffered, unbuffered = tmp_path / "buffered", tmp_path / "unbuffered"
     streams = {
         buffered: io.TextIOWrapper(io.BufferedWriter(io.FileIO(buffered, "w")), encoding="utf-8"),
@@ -346,11 +347,23 @@ async def test_output_writes_a_burst_whole_to_any_kind_of_stdout(tmp_path: Path)
         out = Output(stream, lambda: None)
         out.write("é: ")
         out.write_bytes(b'{"a":1}\n')
+        out.write_event({"b": 2})
+        out.write_event({"c": "é"})
+        out.write_bytes(b'{"d":4}\n')
+        out.write_event({"e": 5})
+        out.write("end\n")
+        expected = 'é: {"a":1}\n{"b":2}\n{"c":"é"}\n{"d":4}\n{"e":5}\nend\n'
         await asyncio.sleep(0)  # the burst ends: one write
         if isinstance(stream, io.StringIO):
-            assert stream.getvalue() == 'é: {"a":1}\n'
+            assert stream.getvalue() == expected
         else:
-            assert path is not None and path.read_bytes() == 'é: {"a":1}\n'.encode(stream.encoding)
+            assert path is not None
+            # JSON is UTF-8 whatever the stream's encoding, as it was before (bytes).
+            assert path.read_bytes() == (
+                'é: {"a":1}\n'.encode(stream.encoding)
+                + '{"b":2}\n{"c":"é"}\n{"d":4}\n{"e":5}\n'.encode()
+                + b"end\n"
+            )
             stream.close()
 
 
