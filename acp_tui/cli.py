@@ -9,7 +9,6 @@ user sees everything acp-tui does at once. Also `acp-tui agents`, `acp-tui sessi
 from __future__ import annotations
 
 import argparse
-import asyncio
 import gc
 import os
 import signal
@@ -26,7 +25,7 @@ from acp_tui.config import (
     config_path,
     load_config,
 )
-from acp_tui.launcher import HeadStart
+from acp_tui.head_start import HeadStart
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 
 DEMO_AGENT = DEMO_COMMAND
@@ -278,6 +277,8 @@ def _run(
 ) -> int:
     """Headless with `-p`, else the TUI; the exit status."""
     if args.prompts:
+        import asyncio  # after the agent's head start: it is a tenth of acp-tui's start-up
+
         from acp_tui.headless import HeadlessOptions, run_headless
 
         client_options.terminal_auth = sys.stdin.isatty()

@@ -4,9 +4,8 @@ The agent runs in its own process group so that a Ctrl+C meant for acp-tui (whic
 `session/cancel`) does not kill the agent, and so that shutting down reaches whatever the agent
 spawned too. Shutdown follows the ladder real agents need: close stdin, wait, SIGTERM, SIGKILL.
 
-An agent takes a while to start (a Python one a tenth of a second, a Node one most of a
-second), and so does acp-tui: `HeadStart` spawns the agent as soon as the command line is read,
-so that both start up side by side; the first `AgentProcess.start` of that command takes it.
+An agent spawned ahead (`acp_tui.head_start.HeadStart`) is taken by the first
+`AgentProcess.start` of its command.
 """
 
 from __future__ import annotations
@@ -22,6 +21,8 @@ from collections import deque
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+from acp_tui.head_start import HeadStart, environment, kill_unused
 
 STDERR_KEEP_BYTES = 256 * 1024
 """How much of the agent's stderr is kept for the user to read; the rest is counted, not kept,
@@ -54,59 +55,6 @@ class StderrTail:
 
     def last_lines(self, count: int = 10) -> str:
         return "\n".join(self.text(16 * 1024).rstrip().splitlines()[-count:])
-
-
-class HeadStart:
-    """An agent spawned before acp-tui's event loop runs, for its first `AgentProcess.start`:
-    the one of the same command, in the same directory, with the same environment, takes it.
-    Any other start, or the end of acp-tui, kills it unused."""
-
-    def __init__(self, argv: Sequence[str], cwd: Path, env: Mapping[str, str] | None) -> None:
-        self._key = (list(argv), cwd, _environment(env))
-        self._popen: subprocess.Popen[bytes] | None = None
-        if not argv:
-            return
-        # A command that cannot start: the start that takes it says what is wrong.
-        with contextlib.suppress(OSError, ValueError):
-            self._popen = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=self._key[2],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
-
-    def take(
-        self, argv: Sequence[str], cwd: Path, env: dict[str, str]
-    ) -> subprocess.Popen[bytes] | None:
-        """The agent, if it was spawned as asked here (once); else None, and it is killed."""
-        popen, self._popen = self._popen, None
-        if popen is not None and self._key != (list(argv), cwd, env):
-            _kill_unused(popen)
-            return None
-        return popen
-
-    def discard(self) -> None:
-        """Kill the agent if no start took it."""
-        popen, self._popen = self._popen, None
-        if popen is not None:
-            _kill_unused(popen)
-
-
-def _environment(env: Mapping[str, str] | None) -> dict[str, str]:
-    """The agent's environment: ours with `env` laid over it."""
-    return {**os.environ, **(env or {})}
-
-
-def _kill_unused(popen: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(popen.pid, signal.SIGKILL)
-    popen.wait()
-    for pipe in (popen.stdin, popen.stdout, popen.stderr):
-        if pipe is not None:
-            pipe.close()
 
 
 class _Adopted:
@@ -216,13 +164,13 @@ class AgentProcess:
         `head_start` spawned so)."""
         if not argv:
             raise LaunchError("no agent command given")
-        full_env = _environment(env)
+        full_env = environment(env)
         popen = head_start.take(argv, cwd, full_env) if head_start is not None else None
         if popen is not None:
             try:
                 adopted = await _Adopted.adopt(popen)
             except BaseException:  # cancelled (acp-tui quit as it started): no one else will
-                _kill_unused(popen)
+                kill_unused(popen)
                 raise
             return cls(adopted, argv, on_stderr)
         try:

@@ -418,7 +418,7 @@ def test_a_signal_before_the_event_loop_stops_the_agent_spawned_ahead(
     takes them over: acp-tui exits by the signal, and the agent it spawned ahead is killed,
     not left behind waiting for a client."""
     from acp_tui import cli
-    from acp_tui.launcher import HeadStart
+    from acp_tui.head_start import HeadStart
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     spawned: list[Any] = []

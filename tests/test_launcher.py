@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from acp_tui import launcher
-from acp_tui.launcher import STDERR_KEEP_BYTES, AgentProcess, HeadStart, LaunchError
+from acp_tui.head_start import HeadStart
+from acp_tui.launcher import STDERR_KEEP_BYTES, AgentProcess, LaunchError
 
 Start = Callable[..., Awaitable[AgentProcess]]
 

@@ -90,3 +90,40 @@ def test_starting_the_agent_leaves_the_schema_machinery_to_the_validator() -> No
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )
     assert "jsonschema" not in done.stdout and "acp_tui.check.cases" not in done.stdout
+
+
+AT_THE_HEAD_START = """
+import sys
+import acp_tui.head_start
+
+def spawned(self, argv, cwd, env):
+    print(" ".join(sorted(sys.modules)))
+    raise SystemExit(0)
+
+acp_tui.head_start.HeadStart.__init__ = spawned
+from acp_tui.cli import main
+main(["-p", "hi", "--", sys.executable, "-c", "pass"])
+"""
+
+
+def test_the_agent_is_spawned_before_asyncio_and_the_protocol_are_imported(
+    tmp_path: Path,
+) -> None:
+    """`acp-tui` spawns the agent as soon as it has read its config (`HeadStart`): the agent's
+    own start-up then overlaps the rest of acp-tui's, of which asyncio and the protocol's
+    types are a fifth."""
+    env = dict(os.environ, HOME=str(tmp_path))
+    done = subprocess.run(
+        [sys.executable, "-c", AT_THE_HEAD_START],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
+        cwd=tmp_path,
+        check=True,
+    )
+    loaded = set(done.stdout.split())
+    assert "acp_tui.config" in loaded  # the agent's command and environment were read
+    assert loaded.isdisjoint({"asyncio", "acp_tui.protocol.methods", "acp_tui.launcher"}), sorted(
+        loaded & {"asyncio", "acp_tui.protocol.methods", "acp_tui.launcher"}
+    )

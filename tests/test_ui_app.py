@@ -13,7 +13,7 @@ import msgspec
 import pytest
 from textual.widgets import Static
 
-from acp_tui.launcher import HeadStart
+from acp_tui.head_start import HeadStart
 from acp_tui.mentions import prompt_blocks
 from acp_tui.protocol.content import ContentBlock, DiffChange
 from acp_tui.protocol.updates import UnknownUpdate, decode_session_notification

@@ -34,15 +34,12 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from acp_tui.paths import config_dir
-from acp_tui.protocol.methods import (
-    CancelledOutcome,
-    PermissionRequest,
-    PermissionResponse,
-    SelectedOutcome,
-)
+
+if TYPE_CHECKING:
+    from acp_tui.protocol.methods import PermissionRequest, PermissionResponse
 
 Mode = Literal["ask", "allow", "reject"]
 """`--permission`: who answers when no rule matches."""
@@ -105,6 +102,10 @@ class Decision:
 
     def response(self) -> PermissionResponse:
         """The answer to send; only for a decision that does not ask."""
+        # Not at the top: the config reads rules from here, and the agent is spawned once the
+        # config is read, before the protocol's types are imported.
+        from acp_tui.protocol.methods import CancelledOutcome, PermissionResponse, SelectedOutcome
+
         if self.outcome == "selected" and self.option_id is not None:
             return PermissionResponse(SelectedOutcome(self.option_id))
         if self.outcome == "cancelled":

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from acp_tui.launcher import HeadStart
+    from acp_tui.head_start import HeadStart
 
 SUPPORTED_VERSIONS = (1, 2)
 
