@@ -59,12 +59,15 @@ _decode_meta = msgspec.json.Decoder(Meta)
 
 
 def encode_item(item: Item, joiner: TextJoiner | None = None) -> tuple[str, bytes]:
-    """(kind, JSON) for one item. A `joiner` remembers what it joined of a growing message."""
+    """(kind, JSON) for one item. A `joiner` remembers what it joined of a growing message.
+    A message of one block (most thoughts and prompts: thousands in a long history) has
+    nothing to join, and is encoded as it is."""
     kind = KINDS[item.__class__]
     if kind == "message":
         message: Any = item
-        blocks = joiner.blocks(message) if joiner is not None else join_text(message.content)
-        item = Message(message.id, message.role, message.turn, blocks, message.revision)
+        if len(message.content) > 1:
+            blocks = joiner.blocks(message) if joiner is not None else join_text(message.content)
+            item = Message(message.id, message.role, message.turn, blocks, message.revision)
     return kind, _encode(item)
 
 
