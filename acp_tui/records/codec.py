@@ -114,8 +114,15 @@ def join_text(blocks: list[ContentBlock]) -> list[ContentBlock]:
     joined: list[ContentBlock] = []
     run: list[str] = []
     for block in blocks:
-        if _plain_text(block):
-            run.append(block.text)  # type: ignore[arg-type]
+        # `_plain_text`, inlined: this runs once for each chunk of a streamed message.
+        text = block.text
+        if (
+            block.type == "text"
+            and text.__class__ is str
+            and block.meta is UNSET
+            and block.annotations is UNSET
+        ):
+            run.append(text)  # type: ignore[arg-type]
             continue
         if run:
             joined.append(ContentBlock(type="text", text="".join(run)))
