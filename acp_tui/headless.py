@@ -267,6 +267,8 @@ class JsonPrinter:
         self._terminals = TerminalEvents()
 
     def __call__(self, session: Session, change: Change) -> None:
+        """Events are encoded at the end of the burst (`Output.write_event`): each holds
+        copies of the state's lists (tuples), which later changes add to or replace."""
         item = change.item
         cls = item.__class__
         if cls is Message and change.delta is not None:  # most changes: a chunk streamed in
@@ -277,13 +279,18 @@ class JsonPrinter:
             event: dict[str, Any] | None = self._tool_calls(item)
         elif cls is TerminalState:
             event = self._terminals(item, change.delta)
+        elif change.kind == "config":  # an option's value is set in place: encoded now
+            event = change_event(session, change)
+            if event is not None:
+                self.emit(event)
+            return
         else:
             event = change_event(session, change)
         if event is not None:
-            self.emit(event)
+            self._out.write_event(event)
 
     def emit(self, event: dict[str, Any]) -> None:
-        """Print `event` now: it holds the state's lists, which later changes add to."""
+        """Print `event`, encoded now."""
         self._out.write_bytes(self._encode(event) + b"\n")
 
 
@@ -326,8 +333,8 @@ class ToolCallEvents:
                 "title": call.title,
                 "kind": call.kind,
                 "status": call.status,
-                "locations": call.locations,
-                "content": call.content,
+                "locations": tuple(call.locations),
+                "content": tuple(call.content),
                 "rawInput": call.raw_input,
                 "rawOutput": call.raw_output,
             }
@@ -341,7 +348,8 @@ class ToolCallEvents:
         # The reducer replaces a list it is sent, and appends to the one it has
         # (`tool_call_content_chunk`, a terminal named in `_meta`).
         if call.locations is not shown.locations or len(call.locations) != shown.location_count:
-            event["locations"] = shown.locations = call.locations
+            shown.locations = call.locations
+            event["locations"] = tuple(call.locations)
             shown.location_count = len(call.locations)
         content = call.content
         if content is not shown.content or len(content) != shown.content_count:
@@ -349,7 +357,8 @@ class ToolCallEvents:
             if appended:
                 event["append"] = content[-1]
             else:
-                event["content"] = shown.content = content
+                shown.content = content
+                event["content"] = tuple(content)
             shown.content_count = len(content)
         # Raw values are replaced whole, each a fresh object from the wire.
         if call.raw_input is not shown.raw_input:
@@ -441,10 +450,10 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
         if change.delta is not None:
             event["append"] = change.delta
         else:
-            event["content"] = item.content
+            event["content"] = tuple(item.content)
         return event
     if isinstance(item, PlanState):
-        return {"type": "plan", "id": item.id, "entries": item.entries, "text": item.text}
+        return {"type": "plan", "id": item.id, "entries": tuple(item.entries), "text": item.text}
     if isinstance(item, Notice):
         event = {
             "type": "notice",
@@ -461,8 +470,8 @@ def change_event(session: Session, change: Change) -> dict[str, Any] | None:
 
 _SESSION_EVENTS: dict[str, Callable[[SessionState], dict[str, Any]]] = {
     "usage": lambda state: {"used": state.usage_used, "size": state.usage_size, "cost": state.cost},
-    "commands": lambda state: {"commands": state.commands},
-    "modes": lambda state: {"current": state.current_mode, "modes": state.modes},
+    "commands": lambda state: {"commands": tuple(state.commands)},
+    "modes": lambda state: {"current": state.current_mode, "modes": tuple(state.modes)},
     "config": lambda state: {"options": state.config_options},
     "info": lambda state: {"title": state.title, "updatedAt": state.updated_at},
     "status": lambda state: (

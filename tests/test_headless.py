@@ -23,7 +23,7 @@ import msgspec
 import pytest
 
 from acp_tui.demo.picture import demo_png
-from acp_tui.headless import Output, TerminalEvents, ToolCallEvents
+from acp_tui.headless import JsonPrinter, Output, TerminalEvents, ToolCallEvents
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.session import reducer
 from acp_tui.session.state import SessionState, ToolCallState
@@ -329,6 +329,39 @@ def test_jsonl_terminal_events_after_the_first_say_what_changed() -> None:
         "exitCode": 2,
         "signal": None,
     }
+
+
+async def test_jsonl_events_show_each_change_as_it_was_though_encoded_after_the_burst() -> None:
+    """jsonl events are encoded at the end of the burst: an event still shows the call or
+    message as it was when it changed, not as later updates of the same burst left it."""
+    stream = io.StringIO()
+    printer = JsonPrinter(Output(stream, lambda: None))
+    state = SessionState(session_id="s")
+    diff = {"type": "diff", "path": "/w/a.py", "oldText": "a", "newText": "b"}
+    text = {"type": "content", "content": {"type": "text", "text": "done"}}
+    hello = {"type": "text", "text": "hello"}
+    location = {"path": "/w/a.py", "line": 1}
+    updates: list[dict[str, Any]] = [
+        {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "content": [diff]},
+        {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c", "content": text},
+        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [location]},
+        {"sessionUpdate": "agent_message", "messageId": "m", "content": [hello]},
+        {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": hello},
+    ]
+    for update in updates:
+        params = msgspec.json.encode({"sessionId": "s", "update": update})
+        printer(None, reducer.apply(state, decode_session_notification(params)[1]))  # type: ignore[arg-type]
+    assert stream.getvalue() == ""  # not before the burst ends
+    await asyncio.sleep(0)
+    printed = [json.loads(line) for line in stream.getvalue().splitlines()]
+    assert [event.get("content", event.get("append")) for event in printed] == [
+        [diff],
+        text,
+        None,
+        [hello],
+        hello,
+    ]
+    assert printed[2]["locations"] == [location] and printed[0]["locations"] == []
 
 
 async def test_output_writes_a_burst_whole_to_any_kind_of_stdout(tmp_path: Path) -> None:
