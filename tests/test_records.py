@@ -34,7 +34,7 @@ from acp_tui.protocol.updates import (
     ToolCall,
     ToolCallUpdate,
 )
-from acp_tui.records import Recorder, RecordStore, recorded_state
+from acp_tui.records import Recorder, RecordStore, list_sessions, recorded_state
 from acp_tui.records import recorder as recorder_module
 from acp_tui.records.codec import encode_item, restore_state
 from acp_tui.records.store import PAGE_SIZE, _Writer
@@ -401,6 +401,40 @@ def test_saves_are_written_and_checkpointed_on_a_thread_of_their_own(tmp_path: P
     store.close()
     assert not writer._thread.is_alive()
     assert not any(thread is writer._thread for thread in threading.enumerate())
+
+
+async def test_the_session_list_waits_for_the_writer_without_freezing_the_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+O as a long history is being written: the list is read once the writer is done
+    (it shows what was saved), and the event loop goes on meanwhile (the screen is live)."""
+    store = open_store(tmp_path)
+    conversation = store.create("a", ["a"], str(tmp_path), "s")
+    assert conversation is not None
+    write = _Writer._write
+
+    def slow_write(writer: _Writer, job: Any) -> Exception | None:
+        time.sleep(0.3)  # a long history's rows
+        return write(writer, job)
+
+    monkeypatch.setattr(_Writer, "_write", slow_write)
+    assert store.save(conversation, [(1, "notice", b"{}")], title="Saved just now")
+    gaps, last = [], time.monotonic()
+
+    async def ticker() -> None:
+        nonlocal last
+        while True:
+            await asyncio.sleep(0.005)
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+
+    ticking = asyncio.create_task(ticker())
+    entries = await list_sessions(None, store, "a", tmp_path)
+    ticking.cancel()
+    assert [entry.title for entry in entries] == ["Saved just now"]
+    assert len(gaps) > 20 and max(gaps) < 0.1, (len(gaps), max(gaps, default=None))
+    store.close()
 
 
 def test_a_writer_error_of_any_kind_is_a_failed_save_not_a_hang(

@@ -93,7 +93,10 @@ async def list_sessions(
     if client is not None:
         with contextlib.suppress(RpcError, TimeoutError):
             listed = await client.list_sessions()
-    records = store.conversations(agent=agent, workspace=str(workspace)) if store else []
+    records: list[ConversationRecord] = []
+    if store is not None:
+        await store.drained()
+        records = store.conversations(agent=agent, workspace=str(workspace))
     return merge_sessions(listed, records)
 
 
@@ -127,6 +130,7 @@ async def delete_session(
     if entry.in_agent and client is not None and client.info.supports("delete"):
         await client.delete_session(entry.session_id)
     if store is not None and entry.record is not None:
+        await store.drained()
         for record in store.conversations(agent=agent, workspace=str(workspace), limit=100_000):
             if record.session_id == entry.session_id:
                 store.delete(record.id)
@@ -182,6 +186,8 @@ async def open_conversation(
         session = await client.new_session()
         return Opened(session, _record(store, session, agent, client), "new")
     session_id = session_id or (record.session_id if record is not None else "")
+    if store is not None:
+        await store.drained()
     if record is None and store is not None:
         record = store.find(session_id, agent=agent, workspace=str(client.options.cwd))
     if record is not None:

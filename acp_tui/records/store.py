@@ -181,6 +181,11 @@ class _Writer:
             self._unfinished += 1
             self._changed.notify_all()
 
+    @property
+    def busy(self) -> bool:
+        """Whether saves asked for are still being written (a read of the moment: no lock)."""
+        return self._unfinished > 0
+
     def wait(self) -> None:
         """Until every save asked for is written (or failed)."""
         with self._changed:
@@ -321,6 +326,14 @@ class RecordStore:
             if not self._writer.outcomes:
                 return
             self._act_on(self._writer, gone_too=True)  # which may save again: wait for that too
+
+    async def drained(self) -> None:
+        """`settle`, the event loop going on meanwhile: the writer is waited for on a thread.
+        A read right after a long history was handed over (Ctrl+O as it opens) would
+        otherwise freeze the screen until all of it is written (100 ms for 12k items)."""
+        while self._writer is not None and self._writer.busy:
+            await asyncio.to_thread(self._writer.wait)
+        self.settle()
 
     def _act_on(self, writer: _Writer, *, gone_too: bool) -> None:
         while writer.outcomes:  # an `on_gone` may save, and come back here
