@@ -168,8 +168,9 @@ class Output:
         self._pending.append(text.encode(stream.encoding or "utf-8", stream.errors or "strict"))
 
     def _encode_events(self) -> None:
-        self._pending.append(self._encode_lines(self._events))
-        self._events.clear()
+        # Taken first: an event that fails to encode must not fail every later flush too.
+        events, self._events = self._events, []
+        self._pending.append(self._encode_lines(events))
 
     def flush(self) -> None:
         """Write out what is pending now (a warning is about to go to stderr, or the end)."""
@@ -267,8 +268,8 @@ class JsonPrinter:
         self._terminals = TerminalEvents()
 
     def __call__(self, session: Session, change: Change) -> None:
-        """Events are encoded at the end of the burst (`Output.write_event`): each holds
-        copies of the state's lists (tuples), which later changes add to or replace."""
+        """Events are encoded at the end of the burst (`Output.write_event`): so each holds
+        tuples, not the state's lists, which a later change of the burst may add to."""
         item = change.item
         cls = item.__class__
         if cls is Message and change.delta is not None:  # most changes: a chunk streamed in
@@ -295,8 +296,8 @@ class JsonPrinter:
 
 
 class _Appended(msgspec.Struct, gc=False):
-    """The event of content streamed onto a message, as `change_event` makes it, but made and
-    encoded faster (it is most of a turn's events), and with nothing in it that changes."""
+    """The event of content streamed onto a message: `{"type": "message" or "thought", "id",
+    "role", "append": the block}`, a struct because it is most of a turn's events."""
 
     type: str
     id: str
@@ -441,17 +442,12 @@ def _ending(terminal: TerminalState) -> dict[str, Any]:
 
 
 def change_event(session: Session, change: Change) -> dict[str, Any] | None:
-    """The JSON object `jsonl` prints for one change (tool calls: `ToolCallEvents`;
-    terminals: `TerminalEvents`)."""
+    """The JSON object `jsonl` prints for one change (content streamed onto a message:
+    `_Appended`; tool calls: `ToolCallEvents`; terminals: `TerminalEvents`)."""
     item = change.item
-    if isinstance(item, Message):
+    if isinstance(item, Message):  # its content replaced
         kind = "thought" if item.role == "thought" else "message"
-        event: dict[str, Any] = {"type": kind, "id": item.id, "role": item.role}
-        if change.delta is not None:
-            event["append"] = change.delta
-        else:
-            event["content"] = tuple(item.content)
-        return event
+        return {"type": kind, "id": item.id, "role": item.role, "content": tuple(item.content)}
     if isinstance(item, PlanState):
         return {"type": "plan", "id": item.id, "entries": tuple(item.entries), "text": item.text}
     if isinstance(item, Notice):

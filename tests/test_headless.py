@@ -340,11 +340,9 @@ async def test_jsonl_events_show_each_change_as_it_was_though_encoded_after_the_
     diff = {"type": "diff", "path": "/w/a.py", "oldText": "a", "newText": "b"}
     text = {"type": "content", "content": {"type": "text", "text": "done"}}
     hello = {"type": "text", "text": "hello"}
-    location = {"path": "/w/a.py", "line": 1}
     updates: list[dict[str, Any]] = [
         {"sessionUpdate": "tool_call", "toolCallId": "c", "title": "Edit", "content": [diff]},
         {"sessionUpdate": "tool_call_content_chunk", "toolCallId": "c", "content": text},
-        {"sessionUpdate": "tool_call_update", "toolCallId": "c", "locations": [location]},
         {"sessionUpdate": "agent_message", "messageId": "m", "content": [hello]},
         {"sessionUpdate": "agent_message_chunk", "messageId": "m", "content": hello},
     ]
@@ -357,11 +355,9 @@ async def test_jsonl_events_show_each_change_as_it_was_though_encoded_after_the_
     assert [event.get("content", event.get("append")) for event in printed] == [
         [diff],
         text,
-        None,
         [hello],
         hello,
     ]
-    assert printed[2]["locations"] == [location] and printed[0]["locations"] == []
 
 
 async def test_output_writes_a_burst_whole_to_any_kind_of_stdout(tmp_path: Path) -> None:

@@ -437,6 +437,49 @@ async def test_the_session_list_waits_for_the_writer_without_freezing_the_screen
     store.close()
 
 
+async def test_waiting_for_the_writer_ends_when_the_store_closes_or_saves_keep_coming(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`drained` waits off the loop for the writer: it ends when the store is closed meanwhile
+    (Ctrl+Q as the session list loads), and when saves keep coming (after its patience)."""
+    write = _Writer._write
+
+    def slow_write(writer: _Writer, job: Any) -> Exception | None:
+        time.sleep(0.1)
+        return write(writer, job)
+
+    monkeypatch.setattr(_Writer, "_write", slow_write)
+    store = open_store(tmp_path)
+    conversation = store.create("a", ["a"], str(tmp_path), "s")
+    assert conversation is not None
+    for _ in range(5):
+        store.save(conversation, [(1, "notice", b"{}")])
+    writer = store._writer
+    assert writer is not None
+    waiting = asyncio.create_task(store.drained())
+    await asyncio.sleep(0.02)
+    store.close()
+    await asyncio.wait_for(waiting, 5)
+    assert writer.wait(timeout=0)  # stopped: nothing left for a waiter that woke late
+
+    store = open_store(tmp_path)
+    conversation = store.create("a", ["a"], str(tmp_path), "s")
+    assert conversation is not None
+
+    async def keep_saving() -> None:
+        while True:
+            store.save(conversation, [(1, "notice", b"{}")])
+            await asyncio.sleep(0.05)
+
+    saving = asyncio.create_task(keep_saving())
+    await asyncio.sleep(0.01)
+    started = time.monotonic()
+    await asyncio.wait_for(store.drained(patience=0.3), 5)
+    assert time.monotonic() - started < 2
+    saving.cancel()
+    store.close()
+
+
 def test_a_writer_error_of_any_kind_is_a_failed_save_not_a_hang(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -35,6 +35,8 @@ from acp_tui.paths import data_dir
 
 DATABASE = "history.sqlite3"
 SCHEMA_VERSION = 1
+DRAIN_PATIENCE = 1.0
+"""Seconds `RecordStore.drained` waits off the event loop for a writer that stays busy."""
 PAGE_SIZE = 16384
 """For a new database: items are kilobytes of JSON each (a tool call with its diff), and
 pages of 4 KB left most of them on overflow pages, at twice the cost of a save."""
@@ -186,11 +188,11 @@ class _Writer:
         """Whether saves asked for are still being written (a read of the moment: no lock)."""
         return self._unfinished > 0
 
-    def wait(self) -> None:
-        """Until every save asked for is written (or failed)."""
+    def wait(self, timeout: float | None = None) -> bool:
+        """Until every save asked for is written (or failed), or `timeout` seconds have gone
+        by (then False)."""
         with self._changed:
-            while self._unfinished:
-                self._changed.wait()
+            return self._changed.wait_for(lambda: not self._unfinished, timeout)
 
     def stop(self) -> None:
         """Write what is asked, finish the checkpoint under way, if any, and close."""
@@ -204,7 +206,10 @@ class _Writer:
                     while not self._jobs:
                         self._changed.wait()
                     job = self._jobs.popleft()
-                if job is None:
+                if job is None:  # stopped: nothing is left to wait for
+                    with self._changed:
+                        self._unfinished -= 1
+                        self._changed.notify_all()
                     return
                 try:
                     error = None if self._broken else self._write(job)
@@ -327,12 +332,15 @@ class RecordStore:
                 return
             self._act_on(self._writer, gone_too=True)  # which may save again: wait for that too
 
-    async def drained(self) -> None:
+    async def drained(self, patience: float = DRAIN_PATIENCE) -> None:
         """`settle`, the event loop going on meanwhile: the writer is waited for on a thread.
         A read right after a long history was handed over (Ctrl+O as it opens) would
-        otherwise freeze the screen until all of it is written (100 ms for 12k items)."""
-        while self._writer is not None and self._writer.busy:
-            await asyncio.to_thread(self._writer.wait)
+        otherwise freeze the screen until all of it is written (100 ms for 12k items).
+        While the loop goes on, saves may keep coming: after `patience` seconds, what is
+        asked for by then is waited for on the loop."""
+        writer = self._writer
+        if writer is not None and writer.busy:
+            await asyncio.to_thread(writer.wait, patience)
         self.settle()
 
     def _act_on(self, writer: _Writer, *, gone_too: bool) -> None:
