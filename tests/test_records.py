@@ -480,6 +480,38 @@ async def test_waiting_for_the_writer_ends_when_the_store_closes_or_saves_keep_c
     store.close()
 
 
+async def test_a_new_conversation_waits_for_a_busy_writer_without_freezing_the_screen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A new conversation's first write makes its row on the loop's connection, after the
+    writer's queued saves: while another conversation's are being written (a long history
+    just opened), the row waits for the next flush rather than freeze the screen."""
+    write = _Writer._write
+
+    def slow_write(writer: _Writer, job: Any) -> Exception | None:
+        time.sleep(0.3)
+        return write(writer, job)
+
+    monkeypatch.setattr(_Writer, "_write", slow_write)
+    store = open_store(tmp_path)
+    other = store.create("a", ["a"], str(tmp_path), "other")
+    assert other is not None
+    assert store.save(other, [(1, "notice", b"{}")])
+    session = fake_session(tmp_path, "new")
+    recorder = Recorder(store, session, agent="demo", command=["demo"], delay=0.05)
+    play_a_turn(session)
+    started = time.monotonic()
+    recorder.flush()
+    assert time.monotonic() - started < 0.1 and recorder.conversation is None
+    deadline = time.monotonic() + 5
+    while recorder.conversation is None and time.monotonic() < deadline:
+        await asyncio.sleep(0.02)
+    recorder.close()
+    [record] = [r for r in store.conversations() if r.session_id == "new"]
+    assert len(recorded_state(store, record).timeline) == len(session.state.timeline)
+    store.close()
+
+
 def test_a_writer_error_of_any_kind_is_a_failed_save_not_a_hang(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

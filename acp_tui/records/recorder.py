@@ -127,6 +127,11 @@ class Recorder:
         if self.conversation is None:
             if not self._worth_keeping():
                 return
+            if store.busy and not whole:
+                # Its row would be made on the loop, after the writer is done with another
+                # conversation's saves (a long history just opened): a frozen screen meanwhile.
+                self._timer = self._loop.call_later(self._pause, self._on_timer)
+                return
             self.conversation = store.create(
                 self.agent,
                 self.command,

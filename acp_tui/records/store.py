@@ -332,6 +332,12 @@ class RecordStore:
                 return
             self._act_on(self._writer, gone_too=True)  # which may save again: wait for that too
 
+    @property
+    def busy(self) -> bool:
+        """Whether saves asked for are still being written: a use of the loop's connection
+        now (`settle`) would wait for them."""
+        return self._writer is not None and self._writer.busy
+
     async def drained(self, patience: float = DRAIN_PATIENCE) -> None:
         """`settle`, the event loop going on meanwhile: the writer is waited for on a thread.
         A read right after a long history was handed over (Ctrl+O as it opens) would
