@@ -37,7 +37,7 @@ from acp_tui.protocol.updates import (
 from acp_tui.records import Recorder, RecordStore, list_sessions, recorded_state
 from acp_tui.records import recorder as recorder_module
 from acp_tui.records.codec import encode_item, restore_state
-from acp_tui.records.store import PAGE_SIZE, _Writer
+from acp_tui.records.store import CHECKPOINT_EVERY, PAGE_SIZE, _Writer
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentInfo, ClientOptions, Session
 from acp_tui.session.state import Notice
@@ -510,6 +510,43 @@ async def test_a_new_conversation_waits_for_a_busy_writer_without_freezing_the_s
     [record] = [r for r in store.conversations() if r.session_id == "new"]
     assert len(recorded_state(store, record).timeline) == len(session.state.timeline)
     store.close()
+
+
+def test_saves_that_come_back_to_back_are_checkpointed_as_they_go(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The writer checkpoints when it runs out of saves, and also every `CHECKPOINT_EVERY`
+    bytes of saves that keep coming: a flood's last checkpoint, which closing waits for,
+    copies only what came after the one before."""
+    statements: list[str] = []
+    start = _Writer.__init__
+
+    def traced(writer: _Writer, *args: Any) -> None:
+        start(writer, *args)
+        writer._db.set_trace_callback(statements.append)
+
+    write = _Writer._write
+
+    def first_slow(writer: _Writer, job: Any) -> Exception | None:
+        if not statements or "INSERT INTO items" not in " ".join(statements):
+            time.sleep(0.2)  # the saves after it queue up meanwhile
+        return write(writer, job)
+
+    monkeypatch.setattr(_Writer, "__init__", traced)
+    monkeypatch.setattr(_Writer, "_write", first_slow)
+    store = open_store(tmp_path)
+    conversation = store.create("a", ["a"], str(tmp_path), "s")
+    assert conversation is not None
+    big = msgspec.json.encode({"title": "x" * (CHECKPOINT_EVERY // 2)})
+    for seq in range(1, 7):
+        assert store.save(conversation, [(seq, "notice", big)])
+    store.close()
+    order = [
+        "save" if "INSERT INTO items" in s else "checkpoint"
+        for s in statements
+        if "INSERT INTO items" in s or "wal_checkpoint" in s
+    ]
+    assert order == ["save", "save", "checkpoint"] * 3, order
 
 
 def test_a_writer_error_of_any_kind_is_a_failed_save_not_a_hang(

@@ -35,6 +35,8 @@ from acp_tui.paths import data_dir
 
 DATABASE = "history.sqlite3"
 SCHEMA_VERSION = 1
+CHECKPOINT_EVERY = 4 << 20
+"""Bytes of saves after which the writer checkpoints even if more saves are waiting."""
 DRAIN_PATIENCE = 1.0
 """Seconds `RecordStore.drained` waits off the event loop for a writer that stays busy."""
 PAGE_SIZE = 16384
@@ -200,6 +202,7 @@ class _Writer:
         self._thread.join()
 
     def _run(self) -> None:
+        unchecked = 0  # bytes saved since the last checkpoint
         with contextlib.closing(self._db):
             while True:
                 with self._changed:
@@ -225,7 +228,11 @@ class _Writer:
                 if error is not None and job.loop is not None:
                     with contextlib.suppress(RuntimeError):  # the loop is closed: no one to tell
                         job.loop.call_soon_threadsafe(self._report)
-                if idle:
+                unchecked += len(job.blob)
+                # Also between saves that come back to back (a flood, a long history), so that
+                # the checkpoint left for the end, which a headless run waits for, stays small.
+                if idle or unchecked >= CHECKPOINT_EVERY:
+                    unchecked = 0
                     # PASSIVE: copies what it can without waiting for readers or the next save.
                     with contextlib.suppress(sqlite3.Error):
                         self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
