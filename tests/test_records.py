@@ -51,6 +51,17 @@ def open_store(tmp_path: Path) -> RecordStore:
     return store
 
 
+def slow_saves(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
+    """Each save takes `seconds` longer on the writer's thread."""
+    write = _Writer._write
+
+    def slow(writer: _Writer, job: Any) -> Exception | None:
+        time.sleep(seconds)
+        return write(writer, job)
+
+    monkeypatch.setattr(_Writer, "_write", slow)
+
+
 def fake_session(tmp_path: Path, session_id: str = "s1") -> Session:
     client: Any = SimpleNamespace(info=AgentInfo(), options=ClientOptions(cwd=tmp_path))
     return Session(client, session_id)
@@ -411,13 +422,7 @@ async def test_the_session_list_waits_for_the_writer_without_freezing_the_screen
     store = open_store(tmp_path)
     conversation = store.create("a", ["a"], str(tmp_path), "s")
     assert conversation is not None
-    write = _Writer._write
-
-    def slow_write(writer: _Writer, job: Any) -> Exception | None:
-        time.sleep(0.3)  # a long history's rows
-        return write(writer, job)
-
-    monkeypatch.setattr(_Writer, "_write", slow_write)
+    slow_saves(monkeypatch, 0.3)  # a long history's rows
     assert store.save(conversation, [(1, "notice", b"{}")], title="Saved just now")
     gaps, last = [], time.monotonic()
 
@@ -442,13 +447,7 @@ async def test_waiting_for_the_writer_ends_when_the_store_closes_or_saves_keep_c
 ) -> None:
     """`drained` waits off the loop for the writer: it ends when the store is closed meanwhile
     (Ctrl+Q as the session list loads), and when saves keep coming (after its patience)."""
-    write = _Writer._write
-
-    def slow_write(writer: _Writer, job: Any) -> Exception | None:
-        time.sleep(0.1)
-        return write(writer, job)
-
-    monkeypatch.setattr(_Writer, "_write", slow_write)
+    slow_saves(monkeypatch, 0.1)
     store = open_store(tmp_path)
     conversation = store.create("a", ["a"], str(tmp_path), "s")
     assert conversation is not None
@@ -486,13 +485,7 @@ async def test_a_new_conversation_waits_for_a_busy_writer_without_freezing_the_s
     """A new conversation's first write makes its row on the loop's connection, after the
     writer's queued saves: while another conversation's are being written (a long history
     just opened), the row waits for the next flush rather than freeze the screen."""
-    write = _Writer._write
-
-    def slow_write(writer: _Writer, job: Any) -> Exception | None:
-        time.sleep(0.3)
-        return write(writer, job)
-
-    monkeypatch.setattr(_Writer, "_write", slow_write)
+    slow_saves(monkeypatch, 0.3)
     store = open_store(tmp_path)
     other = store.create("a", ["a"], str(tmp_path), "other")
     assert other is not None
