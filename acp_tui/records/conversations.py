@@ -313,11 +313,13 @@ def _history(
     return restore_state(record.session_id, rows, record.meta)
 
 
-def fork_history(
+async def fork_history(
     store: RecordStore | None, record: ConversationRecord | None, session_id: str
 ) -> SessionState:
     """What a fork of a session not open here shows of its history: acp-tui's record of it,
     or nothing."""
+    if store is not None:
+        await store.drained()
     return _history(store, record)[0] or SessionState(session_id=session_id)
 
 
@@ -365,7 +367,7 @@ async def start_conversation(
         if not fork or session_id is None:
             return await open_conversation(client, store, agent, session_id=session_id)
         # Forked as it is, never opened: its record stays as it was.
-        history = fork_history(store, record, session_id)
+        history = await fork_history(store, record, session_id)
         try:
             return await fork_conversation(client, store, agent, session_id, history)
         except RpcError as error:

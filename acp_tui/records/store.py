@@ -356,6 +356,12 @@ class RecordStore:
             await asyncio.to_thread(writer.wait, patience)
         self.settle()
 
+    def _usable(self) -> bool:
+        """Whether the loop's connection may be used now: the saves asked for are written
+        (`settle`) and the store has not failed."""
+        self.settle()
+        return not self.failed
+
     def _act_on(self, writer: _Writer, *, gone_too: bool) -> None:
         while writer.outcomes:  # an `on_gone` may save, and come back here
             job, error = writer.outcomes.popleft()
@@ -380,8 +386,7 @@ class RecordStore:
         protocol_version: int = 1,
     ) -> int | None:
         """A new conversation row; its id (None if the store failed)."""
-        self.settle()
-        if self.failed:
+        if not self._usable():
             return None
         stamp = now()
         try:
@@ -487,8 +492,7 @@ class RecordStore:
         return None
 
     def items(self, conversation: int) -> list[tuple[int, str, bytes]]:
-        self.settle()
-        if self.failed:
+        if not self._usable():
             return []
         try:
             return self._db.execute(
@@ -500,8 +504,7 @@ class RecordStore:
             return []
 
     def delete(self, conversation: int) -> None:
-        self.settle()
-        if self.failed:
+        if not self._usable():
             return
         try:
             self._db.execute("DELETE FROM conversations WHERE id = ?", (conversation,))
@@ -509,8 +512,7 @@ class RecordStore:
             self._failed(error)
 
     def _select(self, clause: str, params: tuple[object, ...]) -> list[ConversationRecord]:
-        self.settle()
-        if self.failed:
+        if not self._usable():
             return []
         try:
             rows = self._db.execute(
@@ -530,8 +532,7 @@ class RecordStore:
 
     def remembered_auth(self, agent: str) -> str | None:
         """The sign-in method that last worked for this agent."""
-        self.settle()
-        if self.failed:
+        if not self._usable():
             return None
         try:
             row = self._db.execute(
@@ -544,8 +545,7 @@ class RecordStore:
 
     def forget_auth(self, agent: str) -> None:
         """After a sign-out: the next start asks again rather than signing straight back in."""
-        self.settle()
-        if self.failed:
+        if not self._usable():
             return
         try:
             self._db.execute("DELETE FROM auth_choices WHERE agent = ?", (agent,))
@@ -553,8 +553,7 @@ class RecordStore:
             self._failed(error)
 
     def remember_auth(self, agent: str, method_id: str) -> None:
-        self.settle()
-        if self.failed:
+        if not self._usable():
             return
         try:
             self._db.execute(

@@ -891,12 +891,11 @@ class AcpApp(App[int]):
             return
         entry, shown = picked.entry, conversation.session
         if picked.fork:
-            if shown is not None and shown.id == entry.session_id:
-                history = shown.state
-            else:
-                if self.store is not None:
-                    await self.store.drained()
-                history = fork_history(self.store, entry.record, entry.session_id)
+            history = (
+                shown.state
+                if shown is not None and shown.id == entry.session_id
+                else await fork_history(self.store, entry.record, entry.session_id)
+            )
             self._fork(conversation, entry.session_id, history)
         elif entry.session_id != current:
             await self.switch_session(entry, conversation)
