@@ -77,7 +77,7 @@ def test_closing_a_turn_closes_only_its_open_calls() -> None:
         "odd": "_paused",
     }
     assert [change.item.id for change in changes] == ["asked", "run"]
-    assert all(change.kind == "tool_call" for change in changes)
+    assert all(change.kind == "tool_call_closed" for change in changes)
 
 
 def test_a_cancel_shows_a_rejected_call_rejected() -> None:

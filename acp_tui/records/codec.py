@@ -187,6 +187,8 @@ def restore_state(
             state.messages[item.id] = item
         elif isinstance(item, ToolCallState):
             state.tool_calls[item.id] = item
+            if item.open:  # its turn is over: it ended, or acp-tui stopped in it
+                item.status = "cancelled"
         elif isinstance(item, PlanState):
             state.plans[item.id] = item
         elif isinstance(item, Notice) and item.severity == "compaction" and item.key:

@@ -93,9 +93,13 @@ class Recorder:
     def __call__(self, session: Session, change: Change) -> None:
         item = change.item
         if item is not None:
-            if change.kind == "plan_removed":
+            kind = change.kind
+            if kind == "plan_removed":
                 self._forget(item)
-            else:
+            # A call the turn's end (or a cancel) closed as cancelled is not written again: a
+            # record reads an open call as cancelled. Hundreds of calls with their diffs were
+            # otherwise rewritten at the end of a turn, for one word.
+            elif kind != "tool_call_closed" or item.status != "cancelled":
                 self._dirty[id(item)] = item
         if change.kind == "status" and session.state.status == "idle":
             self.flush()

@@ -467,12 +467,14 @@ def close_tool_calls(state: s.SessionState) -> list[Change]:
     """Close the unfinished tool calls of this turn, when the turn is over (however it ended)
     or cancelled: `rejected` if the user rejected its permission request, else `cancelled`.
     Agents often leave them open for good (Codex ends the turn `cancelled` after a rejected
-    edit and never updates that call again), and a card must not say "pending" forever."""
+    edit and never updates that call again), and a card must not say "pending" forever.
+    The changes are of kind `tool_call_closed`: acp-tui's own conclusion, which a record
+    need not keep (a recorded call still open is read as cancelled)."""
     changes = []
     for call in state.tool_calls.values():
         if call.turn == state.turn and call.open:
             call.status = "rejected" if call.id in state.rejected_tool_calls else "cancelled"
-            changes.append(Change("tool_call", call))
+            changes.append(Change("tool_call_closed", call))
     return changes
 
 
