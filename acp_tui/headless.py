@@ -522,6 +522,8 @@ class HeadlessRun:
         self._closing = False
         self._main: asyncio.Task[Any] | None = None
         self._cancelling: asyncio.Task[None] | None = None
+        self._agent_closing: asyncio.Task[None] | None = None
+        """The agent's shutdown, when it began as the last turn ended."""
 
     async def run(self) -> int:
         if self.policy_error is not None:
@@ -556,7 +558,7 @@ class HeadlessRun:
                 self.checkpoints.close()
                 if self.opened is not None:
                     self.opened.close()
-                await self.client.close()
+                await (self._agent_closing or self.client.close())
             finally:
                 if self.store is not None:
                     self.store.close()
@@ -566,9 +568,10 @@ class HeadlessRun:
 
     async def _run(self) -> int:
         session = await self._open()
-        for prompt in self.options.prompts:
+        prompts = self.options.prompts
+        for number, prompt in enumerate(prompts, 1):
             try:
-                stop_reason = await self._turn(session, prompt)
+                stop_reason = await self._turn(session, prompt, last=number == len(prompts))
             except ConnectionClosed as error:
                 raise Failure(error.message) from error
             except RpcError as error:
@@ -584,8 +587,9 @@ class HeadlessRun:
                 raise Failure(f"the turn stopped: {stop_reason or 'no stop reason'}", status)
         return EXIT_OK
 
-    async def _turn(self, session: Session, prompt: str) -> str | None:
-        """One prompt turn, with a checkpoint of the workspace before and after it."""
+    async def _turn(self, session: Session, prompt: str, *, last: bool) -> str | None:
+        """One prompt turn, with a checkpoint of the workspace before and after it. After the
+        `last` turn the agent is stopped while that checkpoint is taken."""
         await self.checkpoints.before_turn(session, prompt)
         info = self.client.info
         content = prompt_blocks(
@@ -596,12 +600,18 @@ class HeadlessRun:
         )
         for problem in content.problems:
             self._warn(problem)
+        stop_reason = None
         try:
-            return await session.prompt(content.blocks)
+            stop_reason = await session.prompt(content.blocks)
+            return stop_reason
         finally:
             # Not while being cancelled (a second Ctrl+C): that stops at once.
             task = asyncio.current_task()
             if task is None or not task.cancelling():
+                if last and stop_reason is not None:
+                    # Nothing more is asked of it (an agent that exits slowly, or only when
+                    # told twice, takes from tens of milliseconds to seconds).
+                    self._agent_closing = asyncio.create_task(self.client.close())
                 changes = await self.checkpoints.after_turn(session)
                 if changes is not None and changes.files and self.text is not None:
                     self._warn(
@@ -611,6 +621,8 @@ class HeadlessRun:
 
     async def _open(self) -> Session:
         options, client, agent = self.options, self.client, self.agent
+        # The first turn's checkpoint is mostly taken while the agent starts up.
+        self.checkpoints.stage_ahead()
         if options.record:
             self.store = RecordStore.open(on_warning=self._warn)
         started = False

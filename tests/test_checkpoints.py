@@ -7,6 +7,7 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -387,9 +388,9 @@ async def test_a_slow_checkpoint_says_why_the_prompt_waits(
     monkeypatch.setattr(module, "SLOW", 0.05)
     begin = SessionCheckpoints.begin
 
-    def slow_begin(self: SessionCheckpoints, turn: int, prompt: str = "") -> object:
+    def slow_begin(self: SessionCheckpoints, *args: Any) -> object:
         time.sleep(0.3)
-        return begin(self, turn, prompt)
+        return begin(self, *args)
 
     monkeypatch.setattr(SessionCheckpoints, "begin", slow_begin)
 
@@ -402,6 +403,50 @@ async def test_a_slow_checkpoint_says_why_the_prompt_waits(
     monkeypatch.setattr(SessionCheckpoints, "begin", begin)
     assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
     assert waits == ["!"]  # quick: nothing said
+
+
+async def test_a_checkpoint_staged_ahead_counts_what_changed_meanwhile_as_the_turns(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Headless stages the first turn's checkpoint as the agent starts up: a file written in
+    between (by the agent, as it starts) is a change of that turn."""
+    import asyncio
+    import threading
+
+    from acp_tui.session.state import SessionState
+
+    write(workspace, {"a.txt": "a\n"})
+    staged = threading.Event()
+    stage = CheckpointStore.stage
+
+    def stage_and_say(self: CheckpointStore) -> object:
+        result = stage(self)
+        staged.set()
+        return result
+
+    monkeypatch.setattr(CheckpointStore, "stage", stage_and_say)
+    checkpointer = Checkpointer(workspace, root=tmp_path / "store")
+    notices: list[str] = []
+
+    class FakeSession:
+        id = "s"
+        state = SessionState()
+
+        def notice(self, *args: str) -> None:
+            notices.append(args[1])
+
+    checkpointer.stage_ahead()
+    assert await asyncio.to_thread(staged.wait, 10)
+    write(workspace, {"b.txt": "b\n"})
+    assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
+    changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
+    assert changes is not None
+    assert [(change.path, change.status) for change in changes.files] == [("b.txt", "added")]
+    assert notices == ["1 file changed +1 -0"]
+    # The next turn stages afresh: nothing changed in it.
+    assert await checkpointer.before_turn(FakeSession(), "again")  # type: ignore[arg-type]
+    changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
+    assert changes is not None and changes.files == []
 
 
 async def test_closing_abandons_a_long_first_checkpoint_at_once(

@@ -9,13 +9,14 @@ cannot be made) checkpoints are off, said once, and everything else goes on.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from acp_tui.checkpoints.git import GitFailed, GitMissing
-from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, WorkspaceTooLarge
+from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, Staged, WorkspaceTooLarge
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint
 
 if TYPE_CHECKING:
@@ -57,6 +58,8 @@ class Checkpointer:
         self._open_lock = threading.Lock()
         self._running: dict[str, TurnCheckpoint] = {}
         """Session id -> the turn whose checkpoint before it was taken, until it ends."""
+        self._ahead: asyncio.Future[Staged | None] | None = None
+        """The workspace being staged for the next turn's checkpoint (`stage_ahead`)."""
 
     def store(self) -> CheckpointStore | None:
         """The workspace's store, opened on first use (blocks: call it from a thread)."""
@@ -96,6 +99,9 @@ class Checkpointer:
 
     def close(self) -> None:
         """No more checkpoints; the one being taken is abandoned (its git killed)."""
+        if self._ahead is not None:
+            self._ahead.cancel()
+            self._ahead = None
         with self._open_lock:
             self.unavailable = self.unavailable or "closed"
             if self._store is not None:
@@ -121,9 +127,27 @@ class Checkpointer:
             if not isinstance(error, WorkspaceTooLarge):  # that one was said already
                 self._warn(f"Checkpoints: {error}")
 
+    def stage_ahead(self) -> None:
+        """Begin the next turn's checkpoint now, in a worker thread: for a prompt that is sent
+        as soon as its session opens (headless), which then waits only for the commit. What
+        changes the workspace meanwhile (an agent writing as it starts) counts as that turn's.
+        """
+        if self.unavailable is None and self._ahead is None:
+
+            def stage() -> Staged | None:
+                store = self.store()
+                return store.stage() if store is not None else None
+
+            self._ahead = asyncio.ensure_future(self._in_thread(stage))
+
     async def before_turn(self, session: Session, prompt: str) -> bool:
         """The checkpoint before the turn `session` is about to run; False (with a notice in
         the session) when it could not be taken."""
+        staged = None
+        if self._ahead is not None:
+            ahead, self._ahead = self._ahead, None
+            with contextlib.suppress(*FAILURES):  # if it fails again below, that is said
+                staged = await ahead
         if self.unavailable is not None:
             return False
         turn = session.state.turn + 1
@@ -133,7 +157,7 @@ class Checkpointer:
             checkpoints = self.session(session_id)
             if checkpoints is None:
                 return None
-            before = checkpoints.begin(turn, prompt)
+            before = checkpoints.begin(turn, prompt, staged)
             # Kept for `after_turn` (which needs only the snapshots: not read back from refs).
             return TurnCheckpoint(
                 session_id, turn, before=before.commit, skipped_before=before.skipped

@@ -89,6 +89,14 @@ class Snapshot:
 
 
 @dataclass(slots=True)
+class Staged:
+    """The workspace at one moment as a tree, not yet committed."""
+
+    tree: str
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+@dataclass(slots=True)
 class FileChange:
     """One file that differs between two snapshots."""
 
@@ -205,18 +213,30 @@ class CheckpointStore:
 
     # -- taking snapshots ---------------------------------------------------------------------
 
-    def snapshot(self, message: str | Callable[[list[Skipped]], str] = "snapshot") -> Snapshot:
-        """Store the workspace as it is now; the commit, its tree and what was skipped.
-        `message` is the commit's message, or makes it from what was skipped."""
+    def snapshot(
+        self,
+        message: str | Callable[[list[Skipped]], str] = "snapshot",
+        staged: Staged | None = None,
+    ) -> Snapshot:
+        """Store the workspace as it is now (or as it was `staged`); the commit, its tree and
+        what was skipped. `message` is the commit's message, or makes it from what was
+        skipped."""
+        staged = staged or self.stage()
+        text = message if isinstance(message, str) else message(staged.skipped)
+        try:
+            commit = self.git.text("commit-tree", staged.tree, "-m", text)
+        except (OSError, GitFailed) as error:
+            raise CheckpointError(f"cannot take a checkpoint: {error}") from error
+        return Snapshot(commit, staged.tree, staged.skipped)
+
+    def stage(self) -> Staged:
+        """The workspace as it is now, as a tree: the first half of a snapshot."""
         with self.locked():
             try:
                 skipped = self._stage()
-                tree = self.git.text("write-tree")
-                text = message if isinstance(message, str) else message(skipped)
-                commit = self.git.text("commit-tree", tree, "-m", text)
+                return Staged(self.git.text("write-tree"), skipped)
             except (OSError, GitFailed) as error:
                 raise CheckpointError(f"cannot take a checkpoint: {error}") from error
-        return Snapshot(commit, tree, skipped)
 
     def _stage(self) -> list[Skipped]:
         """Bring the shadow index up to date with the workspace; what was left out."""

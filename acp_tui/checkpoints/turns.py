@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Literal
 
-from acp_tui.checkpoints.store import CheckpointStore, FileChange, Skipped, Snapshot
+from acp_tui.checkpoints.store import CheckpointStore, FileChange, Skipped, Snapshot, Staged
 
 REF_ROOT = "refs/acp-tui/sessions"
 MAX_SKIPPED_SAVED = 200
@@ -134,11 +134,13 @@ class SessionCheckpoints:
     def _ref(self, turn: int, moment: Moment) -> str:
         return f"{self.prefix}{turn:06d}/{moment}"
 
-    def begin(self, turn: int, prompt: str = "") -> Snapshot:
-        """The checkpoint before turn `turn` (taken as the turn starts)."""
+    def begin(self, turn: int, prompt: str = "", staged: Staged | None = None) -> Snapshot:
+        """The checkpoint before turn `turn` (taken as the turn starts, or of the workspace as
+        it was `staged` a moment before)."""
         first_line = prompt.strip().splitlines()[0][:200] if prompt.strip() else ""
         snap = self.store.snapshot(
-            lambda skipped: _message(self.session_id, turn, "before", first_line, skipped)
+            lambda skipped: _message(self.session_id, turn, "before", first_line, skipped),
+            staged,
         )
         # A turn number seen again (a session reopened without its record): start afresh.
         self.store.set_refs({self._ref(turn, "before"): snap.commit}, [self._ref(turn, "after")])
