@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import signal
 import sqlite3
@@ -236,6 +237,38 @@ async def test_a_record_restores_to_the_same_state_and_goes_on_from_there(tmp_pa
     again, _ = restore_state("s1", store.items(record.id), store.get(record.id).meta)
     assert again.tool_calls["t1"].title == "Edit main.py again"
     assert again.timeline[-1].text == "and the tests" and again.turn == 2
+
+
+async def test_a_call_its_turn_closed_as_cancelled_is_not_rewritten_and_reads_cancelled(
+    tmp_path: Path,
+) -> None:
+    """The turn's end closes what the agent left open: hundreds of calls with their diffs
+    after a long turn. Closing one as cancelled changes one word, and a record reads an open
+    call as cancelled anyway; a rejection is written."""
+    store = open_store(tmp_path)
+    session = fake_session(tmp_path)
+    recorder = Recorder(store, session, agent="demo", command=["demo"])
+    session.emit(reducer.begin_turn(session.state, [text_block("run it")]))
+    session.apply(ToolCall(tool_call_id="run", title="Run it", status="in_progress"))
+    session.apply(ToolCall(tool_call_id="asked", title="Edit it", status="pending"))
+    recorder.flush(whole=True)  # both written while open
+    reducer.tool_call_rejected(session.state, "asked")
+    for change in reducer.close_tool_calls(session.state):
+        session.emit(change)
+    session.emit(reducer.end_turn(session.state, "end_turn"))
+    recorder.close()
+    assert {c.id: c.status for c in session.state.tool_calls.values()} == {
+        "run": "cancelled",
+        "asked": "rejected",
+    }
+    [record] = store.conversations()
+    rows = [json.loads(data) for _seq, kind, data in store.items(record.id) if kind == "tool_call"]
+    assert {row["id"]: row["status"] for row in rows} == {"run": "in_progress", "asked": "rejected"}
+    restored = recorded_state(store, record)
+    assert {c.id: c.status for c in restored.tool_calls.values()} == {
+        "run": "cancelled",
+        "asked": "rejected",
+    }
 
 
 async def test_a_conversation_deleted_by_another_process_is_recorded_afresh(
