@@ -279,6 +279,14 @@ def _run(
     if args.prompts:
         import asyncio  # after the agent's head start: it is a tenth of acp-tui's start-up
 
+        from acp_tui.checkpoints.checkpointer import Checkpointer
+
+        checkpoints = None
+        if not args.no_checkpoints:
+            checkpoints = Checkpointer(client_options.cwd, ignore=[client_options.transcript])
+            # The first turn's checkpoint is staged beside the agent starting up (and acp-tui
+            # importing the rest of itself): the prompt then waits only for its commit.
+            checkpoints.stage_ahead()
         from acp_tui.headless import HeadlessOptions, run_headless
 
         client_options.terminal_auth = sys.stdin.isatty()
@@ -295,7 +303,7 @@ def _run(
             resume=args.resume,
             fork=args.fork,
             record=not args.no_record,
-            checkpoints=not args.no_checkpoints,
+            checkpoints=checkpoints,
         )
         code = asyncio.run(run_headless(agent.command, client_options, options))
         # The interpreter's exit collects the whole heap (a whole turn's state, after a flood)

@@ -95,8 +95,9 @@ class HeadlessOptions:
     """Go on in a fork of the `resume` session (`session/fork`), which stays as it was."""
     record: bool = True
     """Keep a local record of the conversation (see `acp_tui.records`)."""
-    checkpoints: bool = True
-    """Checkpoint the workspace around each turn (see `acp_tui.checkpoints`)."""
+    checkpoints: Checkpointer | None = None
+    """What checkpoints the workspace around each turn (see `acp_tui.checkpoints`), made by
+    the caller so that the first turn's can begin as the agent starts; None: no checkpoints."""
     out: TextIO = field(default_factory=lambda: sys.stdout)
     err: TextIO = field(default_factory=lambda: sys.stderr)
 
@@ -498,12 +499,8 @@ class HeadlessRun:
             self.policy = AgentPolicy(mode, agent_rules=self.agent.rules)  # type: ignore[arg-type]
         self.refuse = PermissionPolicy("reject", path=self.policy.path)
         self.workspace = client_options.cwd
-        self.checkpoints = Checkpointer(
-            client_options.cwd,
-            enabled=options.checkpoints,
-            ignore=[client_options.transcript],
-            on_warning=self._warn,
-        )
+        self.checkpoints = options.checkpoints or Checkpointer(client_options.cwd, enabled=False)
+        self.checkpoints.on_warning = self._warn
         out = self.out
         self.json = JsonPrinter(out) if options.output_format == "jsonl" else None
         self.text = TextPrinter(out) if self.json is None else None
@@ -621,8 +618,6 @@ class HeadlessRun:
 
     async def _open(self) -> Session:
         options, client, agent = self.options, self.client, self.agent
-        # The first turn's checkpoint is mostly taken while the agent starts up.
-        self.checkpoints.stage_ahead()
         if options.record:
             self.store = RecordStore.open(on_warning=self._warn)
         started = False

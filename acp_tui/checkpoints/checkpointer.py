@@ -9,9 +9,10 @@ cannot be made) checkpoints are off, said once, and everything else goes on.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
@@ -48,7 +49,7 @@ class Checkpointer:
         """acp-tui's own files in the workspace, left out (a `--transcript`)."""
         self.unavailable: str | None = None if enabled else "checkpoints are turned off"
         """Why there are no checkpoints (None: there are)."""
-        self._warn = on_warning or (lambda _message: None)
+        self.on_warning = on_warning or (lambda _message: None)
         self._on_wait = on_wait
         """Called when a prompt has waited `SLOW` seconds for its checkpoint (the first one
         of a big workspace): the user is to know why nothing happens yet."""
@@ -58,7 +59,7 @@ class Checkpointer:
         self._open_lock = threading.Lock()
         self._running: dict[str, TurnCheckpoint] = {}
         """Session id -> the turn whose checkpoint before it was taken, until it ends."""
-        self._ahead: asyncio.Future[Staged | None] | None = None
+        self._ahead: concurrent.futures.Future[Staged | None] | None = None
         """The workspace being staged for the next turn's checkpoint (`stage_ahead`)."""
 
     def store(self) -> CheckpointStore | None:
@@ -83,8 +84,12 @@ class Checkpointer:
         self._warnings.append(message)
 
     async def _in_thread(self, function: Callable[[], T]) -> T:
+        return await self._outcome(asyncio.to_thread(function))
+
+    async def _outcome(self, work: Awaitable[T]) -> T:
+        """What `work` (in a worker thread) came to, with what it said passed on."""
         try:
-            return await asyncio.to_thread(function)
+            return await work
         except WorkspaceTooLarge as error:
             # Said once; trying again each turn would walk it all again.
             self._off(
@@ -95,13 +100,11 @@ class Checkpointer:
         finally:
             warnings, self._warnings = self._warnings, []
             for warning in warnings:
-                self._warn(warning)
+                self.on_warning(warning)
 
     def close(self) -> None:
         """No more checkpoints; the one being taken is abandoned (its git killed)."""
-        if self._ahead is not None:
-            self._ahead.cancel()
-            self._ahead = None
+        self._ahead = None
         with self._open_lock:
             self.unavailable = self.unavailable or "closed"
             if self._store is not None:
@@ -125,20 +128,25 @@ class Checkpointer:
             await self._in_thread(warm)
         except FAILURES as error:
             if not isinstance(error, WorkspaceTooLarge):  # that one was said already
-                self._warn(f"Checkpoints: {error}")
+                self.on_warning(f"Checkpoints: {error}")
 
     def stage_ahead(self) -> None:
-        """Begin the next turn's checkpoint now, in a worker thread: for a prompt that is sent
-        as soon as its session opens (headless), which then waits only for the commit. What
-        changes the workspace meanwhile (an agent writing as it starts) counts as that turn's.
-        """
-        if self.unavailable is None and self._ahead is None:
+        """Begin the next turn's checkpoint now, in a thread of its own (no event loop needs
+        to run yet): for a prompt that is sent as soon as its session opens (headless), which
+        then waits only for the commit. What changes the workspace meanwhile (an agent writing
+        as it starts) counts as that turn's."""
+        if self.unavailable is not None or self._ahead is not None:
+            return
+        ahead = self._ahead = concurrent.futures.Future()
 
-            def stage() -> Staged | None:
+        def stage() -> None:
+            try:
                 store = self.store()
-                return store.stage() if store is not None else None
+                ahead.set_result(store.stage() if store is not None else None)
+            except BaseException as error:  # for `before_turn` to take as its own
+                ahead.set_exception(error)
 
-            self._ahead = asyncio.ensure_future(self._in_thread(stage))
+        threading.Thread(target=stage, name="checkpoint ahead", daemon=True).start()
 
     async def before_turn(self, session: Session, prompt: str) -> bool:
         """The checkpoint before the turn `session` is about to run; False (with a notice in
@@ -147,7 +155,7 @@ class Checkpointer:
         if self._ahead is not None:
             ahead, self._ahead = self._ahead, None
             with contextlib.suppress(*FAILURES):  # if it fails again below, that is said
-                staged = await ahead
+                staged = await self._outcome(asyncio.wrap_future(ahead))
         if self.unavailable is not None:
             return False
         turn = session.state.turn + 1
