@@ -35,6 +35,7 @@ SLICE = 0.004
 """A flush holds the event loop for about this long at most (seconds), and goes on at its next
 turn: a history of thousands of items is written without the screen missing a frame."""
 TITLE_LENGTH = 80
+_NOTHING = object()
 
 
 class Recorder:
@@ -75,6 +76,9 @@ class Recorder:
         if record is not None:
             self._written = (record.meta, record.title, record.session_id)
         self._timer: asyncio.Handle | None = None
+        self._noted: Any = _NOTHING
+        """The message the last change was to, while it waits in `_dirty` with its write timed:
+        a change to it again (most changes: its next chunk) is noted already."""
         self._spent = 0.0
         """Seconds the flush under way (in slices) has taken so far."""
         self._loop = asyncio.get_running_loop()
@@ -92,8 +96,10 @@ class Recorder:
 
     def __call__(self, session: Session, change: Change) -> None:
         item = change.item
+        if item is self._noted:  # the message streaming in, noted and its write timed already
+            return
+        kind = change.kind
         if item is not None:
-            kind = change.kind
             if kind == "plan_removed":
                 self._forget(item)
             # A call the turn's end (or a cancel) closed as cancelled is not written again: a
@@ -101,12 +107,15 @@ class Recorder:
             # otherwise rewritten at the end of a turn, for one word.
             elif kind != "tool_call_closed" or item.status != "cancelled":
                 self._dirty[id(item)] = item
-        if change.kind == "status" and session.state.status == "idle":
+                if kind == "message":
+                    self._noted = item
+        if kind == "status" and session.state.status == "idle":
             self.flush()
         elif self._timer is None:
             self._timer = self._loop.call_later(self._pause, self._on_timer)
 
     def _forget(self, item: Any) -> None:
+        self._noted = _NOTHING
         self._dirty.pop(id(item), None)
         self._joiner.forget(item)
         row = self._rows.pop(id(item), None)
@@ -122,6 +131,7 @@ class Recorder:
     def flush(self, *, whole: bool = False) -> None:
         """Write what changed since the last flush: what can be encoded in `SLICE`, unless
         `whole`, the rest at the loop's next turn."""
+        self._noted = _NOTHING
         if self._timer is not None:
             self._timer.cancel()
             self._timer = None
