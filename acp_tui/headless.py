@@ -519,8 +519,6 @@ class HeadlessRun:
         self._closing = False
         self._main: asyncio.Task[Any] | None = None
         self._cancelling: asyncio.Task[None] | None = None
-        self._agent_closing: asyncio.Task[None] | None = None
-        """The agent's shutdown, when it began as the last turn ended."""
 
     async def run(self) -> int:
         if self.policy_error is not None:
@@ -555,7 +553,7 @@ class HeadlessRun:
                 self.checkpoints.close()
                 if self.opened is not None:
                     self.opened.close()
-                await (self._agent_closing or self.client.close())
+                await self.client.close()
             finally:
                 if self.store is not None:
                     self.store.close()
@@ -565,10 +563,9 @@ class HeadlessRun:
 
     async def _run(self) -> int:
         session = await self._open()
-        prompts = self.options.prompts
-        for number, prompt in enumerate(prompts, 1):
+        for prompt in self.options.prompts:
             try:
-                stop_reason = await self._turn(session, prompt, last=number == len(prompts))
+                stop_reason = await self._turn(session, prompt)
             except ConnectionClosed as error:
                 raise Failure(error.message) from error
             except RpcError as error:
@@ -584,9 +581,8 @@ class HeadlessRun:
                 raise Failure(f"the turn stopped: {stop_reason or 'no stop reason'}", status)
         return EXIT_OK
 
-    async def _turn(self, session: Session, prompt: str, *, last: bool) -> str | None:
-        """One prompt turn, with a checkpoint of the workspace before and after it. After the
-        `last` turn the agent is stopped while that checkpoint is taken."""
+    async def _turn(self, session: Session, prompt: str) -> str | None:
+        """One prompt turn, with a checkpoint of the workspace before and after it."""
         await self.checkpoints.before_turn(session, prompt)
         info = self.client.info
         content = prompt_blocks(
@@ -597,18 +593,12 @@ class HeadlessRun:
         )
         for problem in content.problems:
             self._warn(problem)
-        stop_reason = None
         try:
-            stop_reason = await session.prompt(content.blocks)
-            return stop_reason
+            return await session.prompt(content.blocks)
         finally:
             # Not while being cancelled (a second Ctrl+C): that stops at once.
             task = asyncio.current_task()
             if task is None or not task.cancelling():
-                if last and stop_reason is not None:
-                    # Nothing more is asked of it (an agent that exits slowly, or only when
-                    # told twice, takes from tens of milliseconds to seconds).
-                    self._agent_closing = asyncio.create_task(self.client.close())
                 changes = await self.checkpoints.after_turn(session)
                 if changes is not None and changes.files and self.text is not None:
                     self._warn(
