@@ -29,15 +29,7 @@ class HeadStart:
             return
         # A command that cannot start: the start that takes it says what is wrong.
         with contextlib.suppress(OSError, ValueError):
-            self._popen = subprocess.Popen(
-                argv,
-                cwd=cwd,
-                env=self._key[2],
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                start_new_session=True,
-            )
+            self._popen = spawn(argv, cwd, self._key[2])
 
     def take(
         self, argv: Sequence[str], cwd: Path, env: dict[str, str]
@@ -54,6 +46,19 @@ class HeadStart:
         popen, self._popen = self._popen, None
         if popen is not None:
             kill_unused(popen)
+
+
+def spawn(argv: Sequence[str], cwd: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """The agent's process, with pipes for its stdio, in a process group of its own."""
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
 
 
 def environment(env: Mapping[str, str] | None) -> dict[str, str]:

@@ -22,11 +22,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from acp_tui.head_start import HeadStart, environment, kill_unused
+from acp_tui.head_start import HeadStart, environment, kill_unused, spawn
 
 STDERR_KEEP_BYTES = 256 * 1024
 """How much of the agent's stderr is kept for the user to read; the rest is counted, not kept,
 so an agent that floods stderr can neither block on a full pipe nor fill our memory."""
+
+
+PIPE_READ = 64 * 1024
+"""Bytes asked of the agent's stdout and stderr a read: what a pipe holds."""
 
 
 class LaunchError(Exception):
@@ -58,9 +62,11 @@ class StderrTail:
 
 
 class _Adopted:
-    """A `HeadStart`'s process, with the streams and `wait` of the `asyncio.subprocess.Process`
-    it stands in for: `wait` returns once the process has exited and its output pipes are
-    closed (a child of the agent may hold them: the shutdown ladder then signals its group)."""
+    """The agent's process (spawned by `HeadStart` or by `AgentProcess.start`), with streams
+    and a `wait` as `asyncio.subprocess.Process` has: `wait` returns once the process has
+    exited and its output pipes are closed (a child of the agent may hold them: the shutdown
+    ladder then signals its group). A thread reaps it, as asyncio's child watchers only know
+    the processes asyncio spawned."""
 
     def __init__(
         self,
@@ -78,7 +84,6 @@ class _Adopted:
         loop = asyncio.get_running_loop()
         self._exited: asyncio.Future[int] = loop.create_future()
         self._ended = asyncio.gather(self._exited, *pipes_closed)
-        # asyncio's child watchers only know the processes asyncio spawned.
         threading.Thread(target=self._reap, args=(loop,), name="agent reaper", daemon=True).start()
 
     @classmethod
@@ -128,6 +133,14 @@ class _ReadPipe(asyncio.StreamReaderProtocol):
         super().__init__(reader)
         self._lost = lost
 
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)
+        # asyncio reads a pipe 256 KB at a time; a pipe holds 64 KB, and a buffer over 128 KB
+        # is mapped and unmapped by malloc on every read: 62 against 25 us a read, 19 ms of
+        # the main thread in a 34 MB flood. (An attribute of asyncio's pipe transport.)
+        if hasattr(transport, "max_size"):
+            transport.max_size = PIPE_READ
+
     def connection_lost(self, exc: Exception | None) -> None:
         super().connection_lost(exc)
         _resolve(self._lost, None)
@@ -141,7 +154,7 @@ def _resolve(future: asyncio.Future[Any], value: Any) -> None:
 class AgentProcess:
     def __init__(
         self,
-        process: asyncio.subprocess.Process | _Adopted,
+        process: _Adopted,
         argv: Sequence[str],
         on_stderr: Callable[[bytes], None] | None,
     ) -> None:
@@ -166,30 +179,21 @@ class AgentProcess:
             raise LaunchError("no agent command given")
         full_env = environment(env)
         popen = head_start.take(argv, cwd, full_env) if head_start is not None else None
-        if popen is not None:
+        if popen is None:
             try:
-                adopted = await _Adopted.adopt(popen)
-            except BaseException:  # cancelled (acp-tui quit as it started): no one else will
-                kill_unused(popen)
-                raise
-            return cls(adopted, argv, on_stderr)
+                popen = spawn(argv, cwd, full_env)
+            except FileNotFoundError as exc:
+                raise LaunchError(f"agent command not found: {argv[0]}") from exc
+            except PermissionError as exc:
+                raise LaunchError(f"agent command is not executable: {argv[0]}") from exc
+            except (OSError, ValueError) as exc:  # ValueError: a NUL byte, a name with '='
+                raise LaunchError(f"cannot start {shlex.join(argv)}: {exc}") from exc
         try:
-            process = await asyncio.create_subprocess_exec(
-                *argv,
-                cwd=cwd,
-                env=full_env,
-                stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
-            )
-        except FileNotFoundError as exc:
-            raise LaunchError(f"agent command not found: {argv[0]}") from exc
-        except PermissionError as exc:
-            raise LaunchError(f"agent command is not executable: {argv[0]}") from exc
-        except (OSError, ValueError) as exc:  # ValueError: a NUL byte, a name with '='
-            raise LaunchError(f"cannot start {shlex.join(argv)}: {exc}") from exc
-        return cls(process, argv, on_stderr)
+            adopted = await _Adopted.adopt(popen)
+        except BaseException:  # cancelled (acp-tui quit as it started): no one else will
+            kill_unused(popen)
+            raise
+        return cls(adopted, argv, on_stderr)
 
     @property
     def stdin(self) -> asyncio.StreamWriter:
