@@ -7,7 +7,6 @@ import hashlib
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -386,13 +385,13 @@ async def test_a_slow_checkpoint_says_why_the_prompt_waits(
         workspace, root=tmp_path / "store", on_wait=lambda: waits.append("!")
     )
     monkeypatch.setattr(module, "SLOW", 0.05)
-    begin = SessionCheckpoints.begin
+    stage = CheckpointStore.stage
 
-    def slow_begin(self: SessionCheckpoints, *args: Any) -> object:
+    def slow_stage(self: CheckpointStore) -> object:
         time.sleep(0.3)
-        return begin(self, *args)
+        return stage(self)
 
-    monkeypatch.setattr(SessionCheckpoints, "begin", slow_begin)
+    monkeypatch.setattr(CheckpointStore, "stage", slow_stage)
 
     class FakeSession:
         id = "s"
@@ -400,7 +399,7 @@ async def test_a_slow_checkpoint_says_why_the_prompt_waits(
 
     assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
     assert waits == ["!"]
-    monkeypatch.setattr(SessionCheckpoints, "begin", begin)
+    monkeypatch.setattr(CheckpointStore, "stage", stage)
     assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
     assert waits == ["!"]  # quick: nothing said
 
@@ -447,6 +446,39 @@ async def test_a_checkpoint_staged_ahead_counts_what_changed_meanwhile_as_the_tu
     assert await checkpointer.before_turn(FakeSession(), "again")  # type: ignore[arg-type]
     changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
     assert changes is not None and changes.files == []
+
+
+async def test_the_prompt_waits_for_the_workspace_staged_not_for_the_commit(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import asyncio
+    import threading
+
+    from acp_tui.session.state import SessionState
+
+    go_on = threading.Event()
+    begin = SessionCheckpoints.begin
+
+    def held_begin(self: SessionCheckpoints, *args: object) -> object:
+        go_on.wait(10)
+        return begin(self, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(SessionCheckpoints, "begin", held_begin)
+    checkpointer = Checkpointer(workspace, root=tmp_path / "store")
+    notices: list[str] = []
+
+    class FakeSession:
+        id = "s"
+        state = SessionState()
+
+        def notice(self, *args: str) -> None:
+            notices.append(args[1])
+
+    assert await asyncio.wait_for(checkpointer.before_turn(FakeSession(), "hi"), 5)  # type: ignore[arg-type]
+    write(workspace, {"made.txt": "by the turn\n"})  # the staged tree has it not
+    go_on.set()
+    changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
+    assert changes is not None and [c.path for c in changes.files] == ["made.txt"]
 
 
 async def test_closing_abandons_a_long_first_checkpoint_at_once(

@@ -57,8 +57,8 @@ class Checkpointer:
         """Said from a worker thread; passed on from the event loop."""
         self._store: CheckpointStore | None = None
         self._open_lock = threading.Lock()
-        self._running: dict[str, TurnCheckpoint] = {}
-        """Session id -> the turn whose checkpoint before it was taken, until it ends."""
+        self._running: dict[str, asyncio.Future[TurnCheckpoint | None]] = {}
+        """Session id -> the checkpoint before its turn (being committed), until it ends."""
         self._ahead: concurrent.futures.Future[Staged | None] | None = None
         """The workspace being staged for the next turn's checkpoint (`stage_ahead`)."""
 
@@ -150,7 +150,8 @@ class Checkpointer:
 
     async def before_turn(self, session: Session, prompt: str) -> bool:
         """The checkpoint before the turn `session` is about to run; False (with a notice in
-        the session) when it could not be taken."""
+        the session) when it could not be taken. It returns once the workspace is staged:
+        the commit goes on beside the turn (`after_turn` waits for it)."""
         staged = None
         if self._ahead is not None:
             ahead, self._ahead = self._ahead, None
@@ -161,7 +162,11 @@ class Checkpointer:
         turn = session.state.turn + 1
         session_id = session.id
 
-        def take() -> TurnCheckpoint | None:
+        def stage() -> Staged | None:
+            store = self.store()
+            return store.stage() if store is not None else None
+
+        def commit() -> TurnCheckpoint | None:
             checkpoints = self.session(session_id)
             if checkpoints is None:
                 return None
@@ -175,7 +180,7 @@ class Checkpointer:
         if self._on_wait is not None:
             waiting = asyncio.get_running_loop().call_later(SLOW, self._on_wait)
         try:
-            taken = await self._in_thread(take)
+            staged = staged or await self._in_thread(stage)
         except FAILURES as error:
             if not isinstance(error, WorkspaceTooLarge):
                 session.notice("warning", "No checkpoint before this turn", str(error))
@@ -183,15 +188,26 @@ class Checkpointer:
         finally:
             if waiting is not None:
                 waiting.cancel()
-        if taken is None:
+        if staged is None:
             return False
-        self._running[session_id] = taken
+        committing = asyncio.ensure_future(self._in_thread(commit))
+        # Its failure is said by `after_turn`; a turn cancelled twice never gets there.
+        committing.add_done_callback(lambda done: done.cancelled() or done.exception())
+        self._running[session_id] = committing
         return True
 
     async def after_turn(self, session: Session) -> TurnChanges | None:
         """The checkpoint after the turn that just ended, and a notice of what it changed
         (none when nothing did). None when the turn had no checkpoint before it."""
-        checkpoint = self._running.pop(session.id, None)
+        committing = self._running.pop(session.id, None)
+        if committing is None:
+            return None
+        try:
+            checkpoint = await committing
+        except FAILURES as error:
+            if not isinstance(error, WorkspaceTooLarge):
+                session.notice("warning", "No checkpoint before this turn", str(error))
+            return None
         if checkpoint is None:
             return None
         session_id = session.id
