@@ -12,6 +12,7 @@ import pytest
 
 from acp_tui.checkpoints import CheckpointError, CheckpointStore, SessionCheckpoints
 from acp_tui.checkpoints.checkpointer import Checkpointer
+from acp_tui.checkpoints.git import Git
 from acp_tui.checkpoints.rewind import Stale, apply_rewind, plan_rewind, rewinds, undo_plan
 from acp_tui.checkpoints.store import inherited_excludes
 from acp_tui.checkpoints.turns import session_id_of, session_key
@@ -442,10 +443,19 @@ async def test_a_checkpoint_staged_ahead_counts_what_changed_meanwhile_as_the_tu
     assert changes is not None
     assert [(change.path, change.status) for change in changes.files] == [("b.txt", "added")]
     assert notices == ["1 file changed +1 -0"]
-    # The next turn stages afresh: nothing changed in it.
+    # The next turn stages afresh: nothing changed in it, which takes no diff to tell.
+    ran: list[str] = []
+    run = Git.run
+
+    def noted(self: Git, *args: str, **kwargs: object) -> bytes:
+        ran.append(args[0])
+        return run(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(Git, "run", noted)
     assert await checkpointer.before_turn(FakeSession(), "again")  # type: ignore[arg-type]
     changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
     assert changes is not None and changes.files == []
+    assert "write-tree" in ran and "diff-tree" not in ran
 
 
 async def test_the_prompt_waits_for_the_workspace_staged_not_for_the_commit(

@@ -153,6 +153,8 @@ class CheckpointStore:
         """What the snapshot being taken is to store, in bytes."""
         self._lock = threading.RLock()
         self._depth = 0
+        self._trees: dict[str, str] = {}
+        """The tree of each commit this store made: two of the same tree differ in nothing."""
 
     @classmethod
     def open(
@@ -227,6 +229,7 @@ class CheckpointStore:
             commit = self.git.text("commit-tree", staged.tree, "-m", text)
         except (OSError, GitFailed) as error:
             raise CheckpointError(f"cannot take a checkpoint: {error}") from error
+        self._trees[commit] = staged.tree
         return Snapshot(commit, staged.tree, staged.skipped)
 
     def stage(self) -> Staged:
@@ -312,6 +315,8 @@ class CheckpointStore:
 
     def changes(self, old: str, new: str) -> list[FileChange]:
         """The files that differ between two snapshots (commits or trees), by path."""
+        if self._trees.get(old, old) == self._trees.get(new, new):  # a turn that changed nothing
+            return []
         out = self.git.run("diff-tree", "-r", "-z", "--no-renames", "--raw", "--numstat", old, new)
         fields = out.split(b"\0")
         changes: dict[str, FileChange] = {}
