@@ -21,9 +21,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
+
+import msgspec
 
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, RpcError
 from acp_tui.session.controller import AgentClient, AgentInfo
@@ -36,8 +37,7 @@ TYPE_LABELS: dict[str, str] = {"agent": "agent", "terminal": "terminal", "env_va
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class EnvVar:
+class EnvVar(msgspec.Struct, frozen=True):
     """A variable an `env_var` method asks for."""
 
     name: str
@@ -46,8 +46,7 @@ class EnvVar:
     optional: bool = False
 
 
-@dataclass(frozen=True, slots=True)
-class AuthChoice:
+class AuthChoice(msgspec.Struct, frozen=True):
     """A sign-in method, as the front end shows it and `sign_in` runs it."""
 
     id: str
@@ -56,7 +55,7 @@ class AuthChoice:
     description: str | None = None
     args: tuple[str, ...] = ()
     """`terminal`: arguments for the agent's program."""
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
     """`terminal`: variables for the login run."""
     command: tuple[str, ...] = ()
     """`terminal` (legacy `_meta["terminal-auth"]`): a login program other than the agent's."""
@@ -64,7 +63,7 @@ class AuthChoice:
     """`env_var`: what to ask the user for."""
     link: str | None = None
     """`env_var`: where the user gets the credentials."""
-    values: Mapping[str, str] = field(default_factory=dict)
+    values: Mapping[str, str] = msgspec.field(default_factory=dict)
     """`env_var`: what the user entered (see `with_values`)."""
 
     @property
@@ -78,7 +77,7 @@ class AuthChoice:
 
     def with_values(self, values: Mapping[str, str]) -> AuthChoice:
         """This `env_var` method with the user's values for its variables."""
-        return replace(self, values=dict(values))
+        return msgspec.structs.replace(self, values=dict(values))
 
     def missing(self, env: Mapping[str, str]) -> list[EnvVar]:
         """`env_var`: required variables neither entered nor set in `env`."""
@@ -121,7 +120,9 @@ def _choice(method: Any) -> AuthChoice:
         if kind != "terminal" and isinstance(legacy, dict):
             command = _strings(legacy.get("command"))
             args = _strings(legacy.get("args"))
-        return replace(choice, type="terminal", args=args, env=_env(method.env), command=command)
+        return msgspec.structs.replace(
+            choice, type="terminal", args=args, env=_env(method.env), command=command
+        )
     if kind == "env_var":
         variables = method.vars if isinstance(method.vars, list) else []
         found = tuple(
@@ -135,7 +136,7 @@ def _choice(method: Any) -> AuthChoice:
             if isinstance(v, dict) and isinstance(v.get("name"), str)
         )
         link = method.link if isinstance(method.link, str) else None
-        return replace(choice, vars=found, link=link)
+        return msgspec.structs.replace(choice, vars=found, link=link)
     return choice
 
 

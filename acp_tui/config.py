@@ -34,10 +34,11 @@ import re
 import shlex
 import shutil
 import sys
-from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, get_args
+
+import msgspec
 
 from acp_tui.paths import config_dir
 from acp_tui.services.permissions import (
@@ -93,8 +94,7 @@ def write_default_config(path: Path | None = None) -> bool:
     return True
 
 
-@dataclass(frozen=True, slots=True)
-class ConfigProblem:
+class ConfigProblem(msgspec.Struct, frozen=True):
     """Something wrong in the config file: where (line, if known) and what."""
 
     path: Path
@@ -110,25 +110,24 @@ class ConfigError(ValueError):
     """What the user asked for cannot be done with this config (an unknown agent)."""
 
 
-@dataclass(slots=True)
-class AgentConfig:
+class AgentConfig(msgspec.Struct):
     """One agent acp-tui can start: a configured one, the built-in demo, or a command given
     after `--` (`adhoc`). `name` is what records and remembered sign-ins are filed under."""
 
     name: str
     command: list[str]
     """The full argv: the command and its args."""
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     description: str | None = None
     mode: str | None = None
     model: str | None = None
     permission: Mode | None = None
-    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    mcp_servers: list[dict[str, Any]] = msgspec.field(default_factory=list)
     """In ACP v1 shape: stdio `{name, command, args, env: [{name, value}]}`, or
     `{type: http|sse, name, url, headers: [{name, value}]}`."""
-    providers: list[ProviderRoute] = field(default_factory=list)
+    providers: list[ProviderRoute] = msgspec.field(default_factory=list)
     """`[agents.NAME.providers.ID]`: where the agent's LLM providers send requests."""
-    rules: list[Rule] = field(default_factory=list)
+    rules: list[Rule] = msgspec.field(default_factory=list)
     builtin: bool = False
     adhoc: bool = False
     startup_timeout: float | None = None
@@ -158,15 +157,14 @@ def demo_agent() -> AgentConfig:
     )
 
 
-@dataclass(slots=True)
-class Config:
+class Config(msgspec.Struct):
     path: Path
     exists: bool = False
-    agents: dict[str, AgentConfig] = field(default_factory=dict)
+    agents: dict[str, AgentConfig] = msgspec.field(default_factory=dict)
     default_agent: str | None = None
     permission: Mode | None = None
-    allow_paths: list[Path] = field(default_factory=list)
-    problems: list[ConfigProblem] = field(default_factory=list)
+    allow_paths: list[Path] = msgspec.field(default_factory=list)
+    problems: list[ConfigProblem] = msgspec.field(default_factory=list)
 
     def agent(self, name: str | None = None, command: list[str] | None = None) -> AgentConfig:
         """The agent to run: `name` (`--agent`), else `command` (after `--`; a configured
@@ -195,8 +193,7 @@ class Config:
         return given or agent.permission or self.permission or "ask"  # type: ignore[return-value]
 
 
-@dataclass(slots=True)
-class Startup:
+class Startup(msgspec.Struct):
     """What `acp-tui` resolved from its command line and the config file, for a front end."""
 
     config: Config

@@ -8,7 +8,6 @@ otherwise non-zero with a one-line reason on stderr.
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import io
 import os
 import select
@@ -16,7 +15,6 @@ import shlex
 import signal
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 import msgspec
@@ -74,8 +72,7 @@ _STOP_EXITS = {
 }
 
 
-@dataclass(slots=True)
-class HeadlessOptions:
+class HeadlessOptions(msgspec.Struct):
     prompts: list[str]
     output_format: str = "text"
     permission: str = "ask"
@@ -98,8 +95,8 @@ class HeadlessOptions:
     checkpoints: Checkpointer | None = None
     """What checkpoints the workspace around each turn (see `acp_tui.checkpoints`), made by
     the caller so that the first turn's can begin as the agent starts; None: no checkpoints."""
-    out: TextIO = field(default_factory=lambda: sys.stdout)
-    err: TextIO = field(default_factory=lambda: sys.stderr)
+    out: TextIO = msgspec.field(default_factory=lambda: sys.stdout)
+    err: TextIO = msgspec.field(default_factory=lambda: sys.stderr)
 
 
 class Failure(Exception):
@@ -370,8 +367,7 @@ class ToolCallEvents:
         return event
 
 
-@dataclass(slots=True)
-class _Shown:
+class _Shown(msgspec.Struct):
     """What the events about a tool call have shown of it so far."""
 
     title: str
@@ -424,8 +420,7 @@ class TerminalEvents:
         return event
 
 
-@dataclass(slots=True)
-class _ShownTerminal:
+class _ShownTerminal(msgspec.Struct):
     """What the events about a terminal have shown of it so far."""
 
     command: str | None
@@ -666,7 +661,7 @@ class HeadlessRun:
         if decision.ask:
             refusal = self.refuse.decide(pending.request, kind)
             reason = f"{decision.reason}; no one to ask in headless mode: {refusal.reason}"
-            decision = dataclasses.replace(refusal, reason=reason)
+            decision = msgspec.structs.replace(refusal, reason=reason)
         pending.answer(decision.response())
         reason, option_id = decision.reason, decision.option_id
         event = {

@@ -8,13 +8,12 @@ inspector whenever it applies, so nobody wonders why acp-tui answered differentl
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import msgspec
 
 from acp_tui.versions import version_key
 
 
-@dataclass(frozen=True, slots=True)
-class Quirk:
+class Quirk(msgspec.Struct, frozen=True):
     key: str
     agent: str
     """`agentInfo.name`, exactly."""

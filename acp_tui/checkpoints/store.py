@@ -25,9 +25,10 @@ import re
 import stat
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from acp_tui.checkpoints.git import Git, GitFailed, user_excludes_file
 from acp_tui.paths import data_dir, within
@@ -71,33 +72,29 @@ class WorkspaceTooLarge(CheckpointError):
     """Too much changed at once to be copied: checkpoints are off in this workspace."""
 
 
-@dataclass(frozen=True, slots=True)
-class Skipped:
+class Skipped(msgspec.Struct, frozen=True):
     """A path of the workspace that a snapshot does not hold, and why."""
 
     path: str
     reason: str
 
 
-@dataclass(slots=True)
-class Snapshot:
+class Snapshot(msgspec.Struct):
     """The workspace at one moment: a commit (and its tree) in the shadow repository."""
 
     commit: str
     tree: str
-    skipped: list[Skipped] = field(default_factory=list)
+    skipped: list[Skipped] = msgspec.field(default_factory=list)
 
 
-@dataclass(slots=True)
-class Staged:
+class Staged(msgspec.Struct):
     """The workspace at one moment as a tree, not yet committed."""
 
     tree: str
-    skipped: list[Skipped] = field(default_factory=list)
+    skipped: list[Skipped] = msgspec.field(default_factory=list)
 
 
-@dataclass(slots=True)
-class FileChange:
+class FileChange(msgspec.Struct):
     """One file that differs between two snapshots."""
 
     path: str

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import re
 import time
-from dataclasses import dataclass, field
 from typing import Literal
+
+import msgspec
 
 from acp_tui.checkpoints.store import CheckpointStore, FileChange, Skipped, Snapshot, Staged
 
@@ -40,8 +41,7 @@ def session_id_of(key: str) -> str:
     return key
 
 
-@dataclass(slots=True)
-class TurnCheckpoint:
+class TurnCheckpoint(msgspec.Struct):
     """The checkpoints of one turn (`after` is None while it runs, or if acp-tui stopped
     before it ended)."""
 
@@ -52,17 +52,16 @@ class TurnCheckpoint:
     prompt: str = ""
     started: float | None = None
     """When the turn started (seconds since the epoch)."""
-    skipped_before: list[Skipped] = field(default_factory=list)
-    skipped_after: list[Skipped] = field(default_factory=list)
+    skipped_before: list[Skipped] = msgspec.field(default_factory=list)
+    skipped_after: list[Skipped] = msgspec.field(default_factory=list)
 
 
-@dataclass(slots=True)
-class TurnChanges:
+class TurnChanges(msgspec.Struct):
     """What one turn changed in the workspace."""
 
     checkpoint: TurnCheckpoint
     files: list[FileChange]
-    skipped: list[Skipped] = field(default_factory=list)
+    skipped: list[Skipped] = msgspec.field(default_factory=list)
     """Files the turn created or grew that the checkpoint could not hold (too large, a
     link outside): their changes are not shown, and a rewind cannot bring them back."""
     running: bool = False

@@ -17,10 +17,11 @@ recorded for that agent in that workspace. Opening one prefers what is fast and 
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Literal
+
+import msgspec
 
 from acp_tui.auth import Chooser, TerminalRunner, with_sign_in
 from acp_tui.protocol import methods as m
@@ -32,8 +33,7 @@ from acp_tui.session.controller import AgentClient, Session
 from acp_tui.session.state import SessionState
 
 
-@dataclass(slots=True)
-class SessionEntry:
+class SessionEntry(msgspec.Struct):
     """One session in the picker."""
 
     session_id: str
@@ -147,8 +147,7 @@ FORK_MARK = " (fork)"
 """After the title of a fork (once, however often it is forked again)."""
 
 
-@dataclass(slots=True)
-class Opened:
+class Opened(msgspec.Struct):
     """A session ready for prompts, and how it was opened."""
 
     session: Session
@@ -160,7 +159,7 @@ class Opened:
     that goes on from another, whose history it shows)."""
     notice: str | None = None
     """What to tell the user about how it was opened (also added to the transcript)."""
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[str] = msgspec.field(default_factory=list)
     """Defaults from the config the agent did not take (also notices in the transcript)."""
 
     def close(self) -> None:

@@ -25,7 +25,6 @@ import sqlite3
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -106,8 +105,7 @@ class ConversationGone(LookupError):
     recorded it."""
 
 
-@dataclass(slots=True)
-class ConversationRecord:
+class ConversationRecord(msgspec.Struct):
     """One recorded conversation (without its items)."""
 
     id: int
@@ -126,8 +124,7 @@ class ConversationRecord:
         return parse_time(self.updated_at)
 
 
-@dataclass(slots=True)
-class _Save:
+class _Save(msgspec.Struct):
     """One save, ready for the writer: the rows' data one after another in `blob`, and for each
     row `[seq, kind, start, length]` (`start` from 1, as SQL's `substr` counts) in `index`."""
 

@@ -51,7 +51,6 @@ import os
 import secrets
 import stat
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -84,8 +83,7 @@ _USE_TMPFILE = hasattr(os, "O_TMPFILE") and os.path.isdir("/proc/self/fd")
 """Whether writes can use an unnamed temporary file, named only once complete (Linux)."""
 
 
-@dataclass(frozen=True, slots=True)
-class WriteRecord:
+class WriteRecord(msgspec.Struct, frozen=True):
     """One write by the agent, for the transcript and the UI.
 
     `old_text` is None for a new file, and also when the old content was larger than the read
@@ -103,16 +101,14 @@ class WriteRecord:
     conflict: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class _Seen:
+class _Seen(msgspec.Struct, frozen=True):
     """What the agent last saw of a file: its identity on disk, and its hash if seen whole."""
 
     fingerprint: tuple[int, int, int, int]
     digest: bytes | None
 
 
-@dataclass(frozen=True, slots=True)
-class _Old:
+class _Old(msgspec.Struct, frozen=True):
     """The file a write is about to replace."""
 
     info: os.stat_result

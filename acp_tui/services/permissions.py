@@ -32,9 +32,10 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
+
+import msgspec
 
 from acp_tui.paths import config_dir
 
@@ -55,8 +56,7 @@ class PermissionRulesError(ValueError):
     """The rules file cannot be read as rules; the message names the file and the entry."""
 
 
-@dataclass(frozen=True, slots=True)
-class Rule:
+class Rule(msgspec.Struct, frozen=True):
     """A standing answer for one kind of tool call (or `*`), in one workspace or everywhere."""
 
     kind: str
@@ -83,8 +83,7 @@ class Rule:
         return (depth, 0 if self.kind == ANY_KIND else 1)
 
 
-@dataclass(frozen=True, slots=True)
-class Decision:
+class Decision(msgspec.Struct, frozen=True):
     """What to do with one permission request, and why (to show the user).
 
     `outcome` is "ask" (show the dialog), "selected" (answer with `option_id`) or "cancelled".

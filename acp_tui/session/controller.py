@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -64,14 +63,13 @@ class ProtocolMismatch(Exception):
     """The agent speaks no protocol version acp-tui supports."""
 
 
-@dataclass(slots=True, eq=False)
-class PendingPermission:
+class PendingPermission(msgspec.Struct, eq=False):
     """A permission request waiting for an answer, bound to the turn it arrived in."""
 
     session: Session
     request: m.PermissionRequest
     tool_call_id: str | None
-    future: asyncio.Future[m.PermissionResponse] = field(repr=False)
+    future: asyncio.Future[m.PermissionResponse]
 
     @property
     def done(self) -> bool:
@@ -105,14 +103,13 @@ class PendingPermission:
         self.answer(m.PermissionResponse(m.CancelledOutcome()))
 
 
-@dataclass(slots=True)
-class AgentInfo:
+class AgentInfo(msgspec.Struct):
     name: str = ""
     version: str = ""
     title: str | None = None
     protocol_version: int = 1
-    capabilities: dict[str, Any] = field(default_factory=dict)
-    auth_methods: list[m.AuthMethod] = field(default_factory=list)
+    capabilities: dict[str, Any] = msgspec.field(default_factory=dict)
+    auth_methods: list[m.AuthMethod] = msgspec.field(default_factory=list)
     quirks: tuple[Quirk, ...] = ()
     """Known bugs of this agent's version that acp-tui works around (`acp_tui.quirks`)."""
 

@@ -15,10 +15,11 @@ import ipaddress
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from datetime import date, datetime
 from typing import Any, Literal
 from urllib.parse import urlsplit
+
+import msgspec
 
 from acp_tui.protocol import methods as m
 
@@ -28,15 +29,13 @@ Action = Literal["accept", "decline", "cancel"]
 _EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
+class Choice(msgspec.Struct, frozen=True):
     value: str
     title: str
     description: str | None = None
 
 
-@dataclass(frozen=True, slots=True)
-class FormField:
+class FormField(msgspec.Struct, frozen=True):
     """One property of a form: what to ask, how to ask it, and what a valid answer is."""
 
     name: str
@@ -81,8 +80,7 @@ _FORMAT_HINTS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Form:
+class Form(msgspec.Struct, frozen=True):
     fields: tuple[FormField, ...]
     title: str | None = None
     description: str | None = None
@@ -376,13 +374,12 @@ def url_warnings(url: str) -> list[str]:
 # -- waiting for the user ---------------------------------------------------------------------
 
 
-@dataclass(slots=True, eq=False)
-class PendingElicitation:
+class PendingElicitation(msgspec.Struct, eq=False):
     """An `elicitation/create` waiting for the user, bound to the turn it arrived in."""
 
     request: m.ElicitationRequest
-    future: asyncio.Future[m.ElicitationResponse] = field(repr=False)
-    form: Form = field(default_factory=lambda: Form(()))
+    future: asyncio.Future[m.ElicitationResponse]
+    form: Form = msgspec.field(default_factory=lambda: Form(()))
 
     @property
     def done(self) -> bool:

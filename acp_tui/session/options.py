@@ -7,9 +7,10 @@ imported once the screen is up.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import msgspec
 
 if TYPE_CHECKING:
     from acp_tui.head_start import HeadStart
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
 SUPPORTED_VERSIONS = (1, 2)
 
 
-@dataclass(frozen=True, slots=True)
-class ProviderRoute:
+class ProviderRoute(msgspec.Struct, frozen=True):
     """Where one of an agent's LLM providers sends its requests (`providers/set`: a gateway,
     a proxy, another cloud), or, with no `base_url`, that it is switched off
     (`providers/disable`)."""
@@ -27,24 +27,23 @@ class ProviderRoute:
     api_type: str | None = None
     """`anthropic`, `openai`, `azure`, `vertex`, `bedrock` or one the agent names."""
     base_url: str | None = None
-    headers: dict[str, str] = field(default_factory=dict)
+    headers: dict[str, str] = msgspec.field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class ClientOptions:
+class ClientOptions(msgspec.Struct):
     cwd: Path
     protocol_version: int = 1
     fs: bool = True
     terminal: bool = True
-    allow_paths: list[Path] = field(default_factory=list)
+    allow_paths: list[Path] = msgspec.field(default_factory=list)
     """Directories outside the workspace the user lets agents read and write (`--allow-path`)."""
-    mcp_servers: list[dict[str, Any]] = field(default_factory=list)
+    mcp_servers: list[dict[str, Any]] = msgspec.field(default_factory=list)
     """MCP servers for `session/new`, load and resume, in v1 shape (a stdio server has no
     `type`); those the agent cannot take are left out, with a problem reported."""
-    providers: list[ProviderRoute] = field(default_factory=list)
+    providers: list[ProviderRoute] = msgspec.field(default_factory=list)
     """Where the agent's LLM providers send requests, set after `initialize` (before any
     session) when the agent offers `providers`."""
-    env: dict[str, str] = field(default_factory=dict)
+    env: dict[str, str] = msgspec.field(default_factory=dict)
     """Environment variables laid over ours for the agent process."""
     terminal_auth: bool = False
     """Whether the front end can run an agent's `terminal` sign-in (see `acp_tui.auth`)."""

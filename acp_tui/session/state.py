@@ -7,7 +7,6 @@ release what is off screen, the state keeps the whole history.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import msgspec
@@ -92,8 +91,7 @@ class Notice(_Item):
     """The agent's id for what it stands for, when it has one (a compaction's)."""
 
 
-@dataclass(slots=True)
-class Mode:
+class Mode(msgspec.Struct):
     id: str
     name: str
     description: str | None = None
@@ -102,8 +100,7 @@ class Mode:
 TimelineItem = Message | ToolCallState | PlanState | Notice
 
 
-@dataclass(slots=True)
-class Compaction:
+class Compaction(msgspec.Struct):
     """A context compaction of the agent's: shown as `notice`; its last `error` kept, as the
     protocol patches it (an update that omits it keeps it)."""
 
@@ -111,20 +108,19 @@ class Compaction:
     error: str | None = None
 
 
-@dataclass(slots=True, eq=False)
-class SessionState:
+class SessionState(msgspec.Struct, eq=False):
     session_id: str = ""
-    timeline: list[TimelineItem] = field(default_factory=list)
-    messages: dict[str, Message] = field(default_factory=dict)
-    tool_calls: dict[str, ToolCallState] = field(default_factory=dict)
-    plans: dict[str, PlanState] = field(default_factory=dict)
-    compactions: dict[str, Compaction] = field(default_factory=dict)
+    timeline: list[TimelineItem] = msgspec.field(default_factory=list)
+    messages: dict[str, Message] = msgspec.field(default_factory=dict)
+    tool_calls: dict[str, ToolCallState] = msgspec.field(default_factory=dict)
+    plans: dict[str, PlanState] = msgspec.field(default_factory=dict)
+    compactions: dict[str, Compaction] = msgspec.field(default_factory=dict)
     """The agent's context compactions, by `compactionId`."""
-    terminals: dict[str, TerminalState] = field(default_factory=dict)
-    commands: list[AvailableCommand] = field(default_factory=list)
-    modes: list[Mode] = field(default_factory=list)
+    terminals: dict[str, TerminalState] = msgspec.field(default_factory=dict)
+    commands: list[AvailableCommand] = msgspec.field(default_factory=list)
+    modes: list[Mode] = msgspec.field(default_factory=list)
     current_mode: str | None = None
-    config_options: list[ConfigOption] = field(default_factory=list)
+    config_options: list[ConfigOption] = msgspec.field(default_factory=list)
     title: str | None = None
     updated_at: str | None = None
     usage_used: int | None = None
@@ -141,7 +137,7 @@ class SessionState:
     """The message a v1 chunk without `messageId` continues, while its kind does not change."""
     sent_prompt: Message | None = None
     """The prompt shown as sent this turn, until the agent reports it under its own id."""
-    rejected_tool_calls: set[str] = field(default_factory=set)
+    rejected_tool_calls: set[str] = msgspec.field(default_factory=set)
     """Tool calls whose permission request the user answered with a reject option: if the
     agent leaves one open when the turn ends, it is shown rejected rather than cancelled."""
     local_ids: int = 0

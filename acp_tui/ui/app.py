@@ -14,11 +14,11 @@ import signal
 import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
+import msgspec
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
@@ -439,9 +439,9 @@ class AcpApp(App[int]):
         current = self.conversation
         if agent is current.agent:
             # What the user signed in with (an `env_var` method) goes along.
-            options = replace(current.options, env=dict(current.options.env))
+            options = msgspec.structs.replace(current.options, env=dict(current.options.env))
         else:
-            options = replace(
+            options = msgspec.structs.replace(
                 self.options,
                 env=dict(agent.env),
                 mcp_servers=agent.mcp_servers,
@@ -449,7 +449,7 @@ class AcpApp(App[int]):
             )
         if agent.startup_timeout is not None:
             timeout = max(options.startup_timeout, agent.startup_timeout)
-            options = replace(options, startup_timeout=timeout)
+            options = msgspec.structs.replace(options, startup_timeout=timeout)
         self._opened_count += 1
         number = self._opened_count
         conversation = Conversation(f"conversation-{number}", number, agent, options)
