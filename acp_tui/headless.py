@@ -15,6 +15,7 @@ import shlex
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any, TextIO
 
 import msgspec
@@ -367,7 +368,8 @@ class ToolCallEvents:
         return event
 
 
-class _Shown(msgspec.Struct):
+@dataclass(slots=True)
+class _Shown:
     """What the events about a tool call have shown of it so far."""
 
     title: str
@@ -420,7 +422,8 @@ class TerminalEvents:
         return event
 
 
-class _ShownTerminal(msgspec.Struct):
+@dataclass(slots=True)
+class _ShownTerminal:
     """What the events about a terminal have shown of it so far."""
 
     command: str | None
