@@ -16,6 +16,7 @@ from acp_tui.checkpoints.git import Git
 from acp_tui.checkpoints.rewind import Stale, apply_rewind, plan_rewind, rewinds, undo_plan
 from acp_tui.checkpoints.store import inherited_excludes
 from acp_tui.checkpoints.turns import session_id_of, session_key
+from acp_tui.session.state import SessionState
 
 
 def git(cwd: Path, *args: str) -> str:
@@ -46,6 +47,19 @@ def workspace(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
     write(root, {"app.py": "a = 1\nb = 2\n", "docs/readme.md": "# hi\n", "old.txt": "old\n"})
     return root
+
+
+class NoticedSession:
+    """What a `Checkpointer` uses of a session: its id, its state, and the notices it is
+    given (kept)."""
+
+    def __init__(self) -> None:
+        self.id = "s"
+        self.state = SessionState()
+        self.notices: list[str] = []
+
+    def notice(self, *args: str) -> None:
+        self.notices.append(args[1])
 
 
 def open_store(tmp_path: Path, workspace: Path, **kwargs: int) -> CheckpointStore:
@@ -413,8 +427,6 @@ async def test_a_checkpoint_staged_ahead_counts_what_changed_meanwhile_as_the_tu
     import asyncio
     import threading
 
-    from acp_tui.session.state import SessionState
-
     write(workspace, {"a.txt": "a\n"})
     staged = threading.Event()
     stage = CheckpointStore.stage
@@ -426,23 +438,15 @@ async def test_a_checkpoint_staged_ahead_counts_what_changed_meanwhile_as_the_tu
 
     monkeypatch.setattr(CheckpointStore, "stage", stage_and_say)
     checkpointer = Checkpointer(workspace, root=tmp_path / "store")
-    notices: list[str] = []
-
-    class FakeSession:
-        id = "s"
-        state = SessionState()
-
-        def notice(self, *args: str) -> None:
-            notices.append(args[1])
-
+    session = NoticedSession()
     checkpointer.stage_ahead()
     assert await asyncio.to_thread(staged.wait, 10)
     write(workspace, {"b.txt": "b\n"})
-    assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
-    changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
+    assert await checkpointer.before_turn(session, "hi")  # type: ignore[arg-type]
+    changes = await checkpointer.after_turn(session)  # type: ignore[arg-type]
     assert changes is not None
     assert [(change.path, change.status) for change in changes.files] == [("b.txt", "added")]
-    assert notices == ["1 file changed +1 -0"]
+    assert session.notices == ["1 file changed +1 -0"]
     # The next turn stages afresh: nothing changed in it, which takes no diff to tell.
     ran: list[str] = []
     run = Git.run
@@ -452,8 +456,8 @@ async def test_a_checkpoint_staged_ahead_counts_what_changed_meanwhile_as_the_tu
         return run(self, *args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(Git, "run", noted)
-    assert await checkpointer.before_turn(FakeSession(), "again")  # type: ignore[arg-type]
-    changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
+    assert await checkpointer.before_turn(session, "again")  # type: ignore[arg-type]
+    changes = await checkpointer.after_turn(session)  # type: ignore[arg-type]
     assert changes is not None and changes.files == []
     assert "write-tree" in ran and "diff-tree" not in ran
 
@@ -464,8 +468,6 @@ async def test_the_prompt_waits_for_the_workspace_staged_not_for_the_commit(
     import asyncio
     import threading
 
-    from acp_tui.session.state import SessionState
-
     go_on = threading.Event()
     begin = SessionCheckpoints.begin
 
@@ -475,19 +477,11 @@ async def test_the_prompt_waits_for_the_workspace_staged_not_for_the_commit(
 
     monkeypatch.setattr(SessionCheckpoints, "begin", held_begin)
     checkpointer = Checkpointer(workspace, root=tmp_path / "store")
-    notices: list[str] = []
-
-    class FakeSession:
-        id = "s"
-        state = SessionState()
-
-        def notice(self, *args: str) -> None:
-            notices.append(args[1])
-
-    assert await asyncio.wait_for(checkpointer.before_turn(FakeSession(), "hi"), 5)  # type: ignore[arg-type]
+    session = NoticedSession()
+    assert await asyncio.wait_for(checkpointer.before_turn(session, "hi"), 5)  # type: ignore[arg-type]
     write(workspace, {"made.txt": "by the turn\n"})  # the staged tree has it not
     go_on.set()
-    changes = await checkpointer.after_turn(FakeSession())  # type: ignore[arg-type]
+    changes = await checkpointer.after_turn(session)  # type: ignore[arg-type]
     assert changes is not None and [c.path for c in changes.files] == ["made.txt"]
 
 
