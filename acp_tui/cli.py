@@ -30,6 +30,10 @@ from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 
 DEMO_AGENT = DEMO_COMMAND
 SUBCOMMANDS = ("agents", "sessions", "export", "logout", "providers", "check")
+HEADLESS_SWITCH_INTERVAL = 0.0005
+"""Seconds the event loop's thread, busy with a flood, keeps the GIL from a thread that waits
+for it (Python's default: 5 ms): the record's writer and the checkpoints' git wait for it
+each time one of their calls returns."""
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -278,6 +282,8 @@ def _run(
     """Headless with `-p`, else the TUI; the exit status."""
     if args.prompts:
         import asyncio  # after the agent's head start: it is a tenth of acp-tui's start-up
+
+        sys.setswitchinterval(HEADLESS_SWITCH_INTERVAL)
 
         from acp_tui.checkpoints.checkpointer import Checkpointer
 
