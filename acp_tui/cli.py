@@ -311,7 +311,11 @@ def _run(
             record=not args.no_record,
             checkpoints=checkpoints,
         )
-        code = asyncio.run(run_headless(agent.command, client_options, options))
+        try:
+            code = asyncio.run(run_headless(agent.command, client_options, options))
+        finally:
+            if checkpoints is not None:  # the run closes it, unless it ended before it began
+                checkpoints.close()
         # The interpreter's exit collects the whole heap (a whole turn's state, after a flood)
         # more than once; what is still alive now is freed by reference counting anyway.
         # (`bench_headless.py`, interleaved: chunks 375 -> 331-350 ms, mixed 831 -> 742-776.)

@@ -485,6 +485,37 @@ async def test_the_prompt_waits_for_the_workspace_staged_not_for_the_commit(
     assert changes is not None and [c.path for c in changes.files] == ["made.txt"]
 
 
+async def test_a_first_turn_cancelled_while_its_checkpoint_is_staged_ahead_leaves_no_error(
+    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl+C during headless' first checkpoint: the staging thread finishes quietly."""
+    import asyncio
+    import threading
+
+    go_on = threading.Event()
+    errors: list[BaseException | None] = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: errors.append(args.exc_value))
+    stage = CheckpointStore.stage
+
+    def held_stage(self: CheckpointStore) -> object:
+        go_on.wait(10)
+        return stage(self)
+
+    monkeypatch.setattr(CheckpointStore, "stage", held_stage)
+    checkpointer = Checkpointer(workspace, root=tmp_path / "store")
+    checkpointer.stage_ahead()
+    [ahead] = [thread for thread in threading.enumerate() if thread.name == "checkpoint ahead"]
+    turn = asyncio.ensure_future(checkpointer.before_turn(NoticedSession(), "hi"))  # type: ignore[arg-type]
+    await asyncio.sleep(0)  # it waits for the staging now
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    go_on.set()
+    await asyncio.to_thread(ahead.join, 10)
+    assert not ahead.is_alive() and errors == []
+    checkpointer.close()
+
+
 async def test_closing_abandons_a_long_first_checkpoint_at_once(
     tmp_path: Path, workspace: Path
 ) -> None:

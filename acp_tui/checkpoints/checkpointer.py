@@ -104,7 +104,9 @@ class Checkpointer:
 
     def close(self) -> None:
         """No more checkpoints; the one being taken is abandoned (its git killed)."""
-        self._ahead = None
+        if self._ahead is not None:
+            self._ahead.cancel()  # one not begun yet is not begun at all
+            self._ahead = None
         with self._open_lock:
             self.unavailable = self.unavailable or "closed"
             if self._store is not None:
@@ -140,6 +142,8 @@ class Checkpointer:
         ahead = self._ahead = concurrent.futures.Future()
 
         def stage() -> None:
+            if not ahead.set_running_or_notify_cancel():  # its turn was cancelled meanwhile
+                return
             try:
                 store = self.store()
                 ahead.set_result(store.stage() if store is not None else None)
@@ -152,13 +156,6 @@ class Checkpointer:
         """The checkpoint before the turn `session` is about to run; False (with a notice in
         the session) when it could not be taken. It returns once the workspace is staged:
         the commit goes on beside the turn (`after_turn` waits for it)."""
-        staged = None
-        if self._ahead is not None:
-            ahead, self._ahead = self._ahead, None
-            with contextlib.suppress(*FAILURES):  # if it fails again below, that is said
-                staged = await self._outcome(asyncio.wrap_future(ahead))
-        if self.unavailable is not None:
-            return False
         turn = session.state.turn + 1
         session_id = session.id
 
@@ -176,10 +173,17 @@ class Checkpointer:
                 session_id, turn, before=before.commit, skipped_before=before.skipped
             )
 
+        staged = None
         waiting = None
         if self._on_wait is not None:
             waiting = asyncio.get_running_loop().call_later(SLOW, self._on_wait)
         try:
+            if self._ahead is not None:
+                ahead, self._ahead = self._ahead, None
+                with contextlib.suppress(*FAILURES):  # if it fails again below, that is said
+                    staged = await self._outcome(asyncio.wrap_future(ahead))
+            if self.unavailable is not None:
+                return False
             staged = staged or await self._in_thread(stage)
         except FAILURES as error:
             if not isinstance(error, WorkspaceTooLarge):
