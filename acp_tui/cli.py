@@ -291,7 +291,7 @@ def _run(
         if not args.no_checkpoints:
             checkpoints = Checkpointer(client_options.cwd, ignore=[client_options.transcript])
             # The first turn's checkpoint is staged beside the agent starting up (and acp-tui
-            # importing the rest of itself): the prompt then waits only for its commit.
+            # importing the rest of itself), not between the session opening and the prompt.
             checkpoints.stage_ahead()
         from acp_tui.headless import HeadlessOptions, run_headless
 

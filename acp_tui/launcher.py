@@ -256,7 +256,7 @@ class AgentProcess:
     async def _drain_stderr(self) -> None:
         stream = self.process.stderr
         assert stream is not None
-        while chunk := await stream.read(65536):
+        while chunk := await stream.read(PIPE_READ):
             self.stderr.add(chunk)
             if self._on_stderr is not None:
                 self._on_stderr(chunk)

@@ -112,6 +112,11 @@ class Checkpointer:
             if self._store is not None:
                 self._store.git.stop()
 
+    def _stage(self) -> Staged | None:
+        """The workspace staged as a tree (blocks: call it from a thread)."""
+        store = self.store()
+        return store.stage() if store is not None else None
+
     def session(self, session_id: str) -> SessionCheckpoints | None:
         """The checkpoints of one session (blocks: call it from a thread)."""
         store = self.store()
@@ -133,10 +138,10 @@ class Checkpointer:
                 self.on_warning(f"Checkpoints: {error}")
 
     def stage_ahead(self) -> None:
-        """Begin the next turn's checkpoint now, in a thread of its own (no event loop needs
-        to run yet): for a prompt that is sent as soon as its session opens (headless), which
-        then waits only for the commit. What changes the workspace meanwhile (an agent writing
-        as it starts) counts as that turn's."""
+        """Stage the workspace for the next turn's checkpoint now, in a thread of its own (no
+        event loop needs to run yet): for a prompt that is sent as soon as its session opens
+        (headless), which then need not wait for it. What changes the workspace meanwhile (an
+        agent writing as it starts) counts as that turn's."""
         if self.unavailable is not None or self._ahead is not None:
             return
         ahead = self._ahead = concurrent.futures.Future()
@@ -145,8 +150,7 @@ class Checkpointer:
             if not ahead.set_running_or_notify_cancel():  # its turn was cancelled meanwhile
                 return
             try:
-                store = self.store()
-                ahead.set_result(store.stage() if store is not None else None)
+                ahead.set_result(self._stage())
             except BaseException as error:  # for `before_turn` to take as its own
                 ahead.set_exception(error)
 
@@ -158,10 +162,6 @@ class Checkpointer:
         the commit goes on beside the turn (`after_turn` waits for it)."""
         turn = session.state.turn + 1
         session_id = session.id
-
-        def stage() -> Staged | None:
-            store = self.store()
-            return store.stage() if store is not None else None
 
         def commit() -> TurnCheckpoint | None:
             checkpoints = self.session(session_id)
@@ -184,10 +184,9 @@ class Checkpointer:
                     staged = await self._outcome(asyncio.wrap_future(ahead))
             if self.unavailable is not None:
                 return False
-            staged = staged or await self._in_thread(stage)
+            staged = staged or await self._in_thread(self._stage)
         except FAILURES as error:
-            if not isinstance(error, WorkspaceTooLarge):
-                session.notice("warning", "No checkpoint before this turn", str(error))
+            _said(session, "No checkpoint before this turn", error)
             return False
         finally:
             if waiting is not None:
@@ -209,8 +208,7 @@ class Checkpointer:
         try:
             checkpoint = await committing
         except FAILURES as error:
-            if not isinstance(error, WorkspaceTooLarge):
-                session.notice("warning", "No checkpoint before this turn", str(error))
+            _said(session, "No checkpoint before this turn", error)
             return None
         if checkpoint is None:
             return None
@@ -227,8 +225,7 @@ class Checkpointer:
         try:
             changes = await self._in_thread(take)
         except FAILURES as error:
-            if not isinstance(error, WorkspaceTooLarge):
-                session.notice("warning", "No checkpoint after this turn", str(error))
+            _said(session, "No checkpoint after this turn", error)
             return None
         if changes is not None and (changes.files or changes.skipped):
             session.notice(CHANGES, changes.summary(), "\n".join(changes.lines()))
@@ -237,3 +234,10 @@ class Checkpointer:
     async def run(self, function: Callable[[], T]) -> T:
         """Run a blocking checkpoint function off the event loop."""
         return await self._in_thread(function)
+
+
+def _said(session: Session, title: str, error: Exception) -> None:
+    """A checkpoint that failed, in the session (a workspace too large was said once already,
+    as checkpoints went off)."""
+    if not isinstance(error, WorkspaceTooLarge):
+        session.notice("warning", title, str(error))
