@@ -183,6 +183,8 @@ class AgentProcess:
             try:
                 popen = spawn(argv, cwd, full_env)
             except FileNotFoundError as exc:
+                if not cwd.is_dir():  # Popen says the same of a missing directory
+                    raise LaunchError(f"the workspace is not a directory: {cwd}") from exc
                 raise LaunchError(f"agent command not found: {argv[0]}") from exc
             except PermissionError as exc:
                 raise LaunchError(f"agent command is not executable: {argv[0]}") from exc

@@ -103,6 +103,13 @@ async def test_a_missing_command_is_a_clear_error(tmp_path: Path, start: Start) 
         await start(["no-such-agent"], tmp_path)
 
 
+async def test_a_missing_workspace_is_not_called_a_missing_command(
+    tmp_path: Path, start: Start
+) -> None:
+    with pytest.raises(LaunchError, match=r"the workspace is not a directory: .*nope"):
+        await start([sys.executable, "-c", "pass"], tmp_path / "nope")
+
+
 async def test_an_agent_that_exits_early_says_how(tmp_path: Path, start: Start) -> None:
     agent = await start([sys.executable, "-c", "import sys; sys.exit('no key'); "], tmp_path)
     assert await asyncio.wait_for(agent.wait(), 30) == 1
