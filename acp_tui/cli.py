@@ -25,8 +25,8 @@ from acp_tui.config import (
     config_path,
     load_config,
 )
-from acp_tui.head_start import HeadStart
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
+from acp_tui.transport.head_start import HeadStart
 
 DEMO_AGENT = DEMO_COMMAND
 SUBCOMMANDS = ("agents", "sessions", "export", "logout", "providers", "check")

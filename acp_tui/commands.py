@@ -21,11 +21,12 @@ from acp_tui.config import (
     load_config,
     write_default_config,
 )
-from acp_tui.export import record_markdown
-from acp_tui.launcher import LaunchError
+from acp_tui.conversation.opening import SessionEntry, list_sessions
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.records import RecordStore, SessionEntry, list_sessions
+from acp_tui.records import RecordStore
+from acp_tui.records.export import record_markdown
 from acp_tui.session.controller import AgentClient, ClientOptions, ProtocolMismatch
+from acp_tui.transport.launcher import LaunchError
 
 
 def run(name: str, argv: Sequence[str], agent_command: list[str]) -> int:

@@ -20,11 +20,11 @@ from typing import Any, TextIO
 
 import msgspec
 
-from acp_tui.auth import AuthFailed, AuthRequired, run_in_terminal
 from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig, AgentPolicy, load_policy
-from acp_tui.launcher import LaunchError
-from acp_tui.mentions import prompt_blocks
+from acp_tui.conversation.mentions import prompt_blocks
+from acp_tui.conversation.opening import NothingToResume, Opened, start_conversation
+from acp_tui.conversation.sign_in import AuthFailed, AuthRequired, run_in_terminal
 from acp_tui.protocol.content import (
     ContentBlock,
     ToolCallContent,
@@ -32,7 +32,7 @@ from acp_tui.protocol.content import (
     block_text,
 )
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
-from acp_tui.records import NothingToResume, Opened, RecordStore, start_conversation
+from acp_tui.records import RecordStore
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
 from acp_tui.session.controller import (
     AgentClient,
@@ -51,6 +51,7 @@ from acp_tui.session.state import (
     TerminalState,
     ToolCallState,
 )
+from acp_tui.transport.launcher import LaunchError
 
 EXIT_OK = 0
 EXIT_FAILED = 1

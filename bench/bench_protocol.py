@@ -40,8 +40,8 @@ from acp.schema import SessionNotification
 
 from acp_tui.check import live
 from acp_tui.check.live import LiveCheck
-from acp_tui.connection import READ_SIZE, Connection
 from acp_tui.session.controller import AgentClient, ClientOptions, Session
+from acp_tui.transport.connection import READ_SIZE, Connection
 
 SESSION = "sess_bench"
 

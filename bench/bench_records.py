@@ -36,10 +36,11 @@ from pathlib import Path
 
 from bench_protocol import SESSION, realistic_stream, spawn_writer
 
-from acp_tui.connection import Connection
-from acp_tui.records import Recorder, RecordStore, list_sessions
+from acp_tui.conversation.opening import list_sessions
+from acp_tui.records import Recorder, RecordStore
 from acp_tui.records.codec import encode_item
 from acp_tui.session.controller import AgentClient, ClientOptions, Session
+from acp_tui.transport.connection import Connection
 from acp_tui.ui.app import NEVER, YOUNG_COLLECTION_EVERY
 
 TICK = 0.001

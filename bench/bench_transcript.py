@@ -61,9 +61,9 @@ from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, Se
 from acp_tui.session.state import SessionState  # noqa: E402
 from acp_tui.ui.app import AcpApp  # noqa: E402
 from acp_tui.ui.conversation import Conversation  # noqa: E402
-from acp_tui.ui.pilot import demo_app, demo_workspace  # noqa: E402
 from acp_tui.ui.widgets.heights import estimate  # noqa: E402
 from acp_tui.ui.widgets.transcript import Transcript  # noqa: E402
+from tests.support.pilot import demo_app, demo_workspace  # noqa: E402
 
 SIZE = (120, 40)
 TICK = 0.016

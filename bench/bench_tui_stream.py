@@ -426,8 +426,8 @@ async def typing_run(rate: float, seconds: float) -> tuple[list[float], int]:
     and how many chunks the app took in meanwhile."""
     import tempfile
 
-    from acp_tui.ui.pilot import demo_app, demo_workspace, wait_started
     from acp_tui.ui.widgets.prompt_input import PromptInput
+    from tests.support.pilot import demo_app, demo_workspace, wait_started
 
     scratch = Path(tempfile.mkdtemp(prefix="acp-tui-bench-"))
     argv = [sys.executable, __file__, "--child-agent", f"{rate},{seconds + 5}"]
@@ -514,7 +514,7 @@ def child_startup(started: float) -> None:
     """In a fresh process: build the real app, report when its first frame is painted."""
     import tempfile
 
-    from acp_tui.ui.pilot import demo_app, demo_workspace
+    from tests.support.pilot import demo_app, demo_workspace
 
     scratch = Path(tempfile.mkdtemp(prefix="acp-tui-bench-"))
     app = demo_app(demo_workspace(scratch / "workspace"), scratch / "state")
@@ -551,8 +551,8 @@ async def bench_memory(messages: int) -> None:
     from acp_tui.session.controller import AgentInfo, Session
     from acp_tui.ui.app import AcpApp
     from acp_tui.ui.conversation import Conversation
-    from acp_tui.ui.pilot import demo_app, demo_workspace
     from acp_tui.ui.widgets.transcript import Transcript
+    from tests.support.pilot import demo_app, demo_workspace
 
     before = rss_mb()
     answer = MARKDOWN_SHOWCASE[:2048]

@@ -29,7 +29,9 @@ from acp_tui.cli import DEMO_AGENT
 from acp_tui.demo.store import SessionRecord, SessionStore
 from acp_tui.demo.wire import text_block
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import (
+from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.transcript import Transcript
+from tests.support.pilot import (
     demo_app,
     demo_workspace,
     new_conversation,
@@ -40,8 +42,6 @@ from acp_tui.ui.pilot import (
     wait_started,
     wait_until,
 )
-from acp_tui.ui.widgets.permission_panel import PermissionPanel
-from acp_tui.ui.widgets.transcript import Transcript
 
 OUT = Path(__file__).resolve().parent.parent / "screenshots"
 SIZE = (120, 36)

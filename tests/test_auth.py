@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from acp_tui.auth import (
+from acp_tui.conversation.opening import open_conversation
+from acp_tui.conversation.sign_in import (
     AuthChoice,
     AuthFailed,
     AuthRequired,
@@ -21,7 +22,7 @@ from acp_tui.auth import (
 )
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import text_block
-from acp_tui.records import RecordStore, open_conversation
+from acp_tui.records import RecordStore
 from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
 
 AUTH_AGENT = [sys.executable, str(Path(__file__).parent / "agents" / "auth_agent.py")]

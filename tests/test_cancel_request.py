@@ -16,8 +16,8 @@ from acp_tui.protocol.content import text_block
 from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
 from acp_tui.session.state import Notice
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import demo_app, demo_workspace, send, wait_idle, wait_started, wait_until
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from tests.support.pilot import demo_app, demo_workspace, send, wait_idle, wait_started, wait_until
 from tests.support.schema import validate_transcript
 from tests.test_connection import Peer, Recorder, wait_for
 

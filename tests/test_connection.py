@@ -11,11 +11,11 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_tui.connection import Connection, method_not_found
-from acp_tui.launcher import AgentProcess
-from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
+from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError, method_not_found
 from acp_tui.protocol.updates import SessionNotification
-from acp_tui.transcript import Transcript
+from acp_tui.transport.connection import Connection
+from acp_tui.transport.launcher import AgentProcess
+from acp_tui.transport.transcript import Transcript
 
 RAW_AGENT = Path(__file__).parent / "agents" / "raw_agent.py"
 
@@ -247,7 +247,7 @@ async def test_bad_batches_are_answered(tmp_path: Path) -> None:
 async def test_a_line_over_the_cap_is_dropped_and_the_stream_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("acp_tui.connection.MAX_LINE_BYTES", 1024 * 1024)
+    monkeypatch.setattr("acp_tui.transport.connection.MAX_LINE_BYTES", 1024 * 1024)
     huge = notification("y" * (3 * 1024 * 1024))
     async with Peer(tmp_path, {"start": [huge, notification("after")]}) as peer:
         await wait_for(lambda: peer.recorder.notifications)

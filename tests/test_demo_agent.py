@@ -1,7 +1,7 @@
 """The demo agent (`python -m acp_tui.demo`), driven over real pipes in ACP v1 and v2.
 
 Each test starts the agent with `--speed 0`, talks to it through acp-tui's JSON-RPC peer
-(`acp_tui.connection.Connection`) with a small but real client behind it (files are really read
+(`transport.connection.Connection`) with a small but real client behind it (files are really read
 and written, commands really run), and records the traffic: at the end every message the agent
 sent is checked against the official schema of the negotiated version.
 
@@ -24,7 +24,6 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_tui.connection import Connection
 from acp_tui.demo import agent as demo_agent
 from acp_tui.demo import scenarios
 from acp_tui.demo.agent import DemoAgent
@@ -39,7 +38,8 @@ from acp_tui.protocol.jsonrpc import (
     ConnectionClosed,
     RpcError,
 )
-from acp_tui.transcript import Transcript
+from acp_tui.transport.connection import Connection
+from acp_tui.transport.transcript import Transcript
 from tests.support.schema import validate_transcript
 from tests.test_services_kill import gone
 

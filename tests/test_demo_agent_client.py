@@ -156,7 +156,8 @@ async def test_a_resumed_session_forked_headless_stays_as_it_was(
 ) -> None:
     """`--resume --fork -p …` (a summary, say): the prompt goes to a fork, recorded on its own,
     and the session resumed gets nothing of it."""
-    from acp_tui.records import RecordStore, recorded_state
+    from acp_tui.records import RecordStore
+    from acp_tui.records.codec import recorded_state
     from acp_tui.session.state import Message
 
     first = await acp_tui(tmp_path, version, "-p", "hello")

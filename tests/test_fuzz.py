@@ -32,7 +32,6 @@ import msgspec
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from acp_tui.connection import Connection
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation
 from acp_tui.protocol.jsonrpc import RpcError
@@ -53,7 +52,8 @@ from acp_tui.session.state import (
     TerminalState,
     ToolCallState,
 )
-from acp_tui.transcript import Transcript
+from acp_tui.transport.connection import Connection
+from acp_tui.transport.transcript import Transcript
 
 SESSION = "s"
 FUZZ = settings(

@@ -414,7 +414,7 @@ def test_the_agent_spawned_ahead_is_the_one_acp_tui_speaks_to(
     """`acp-tui` spawns the agent as soon as it has read its command line, before importing
     the rest of itself (`HeadStart`); the run takes that process rather than another."""
     from acp_tui import cli
-    from acp_tui.launcher import AgentProcess
+    from acp_tui.transport.launcher import AgentProcess
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("ACP_TUI_DEMO_SPEED", "0")
@@ -447,7 +447,7 @@ def test_a_signal_before_the_event_loop_stops_the_agent_spawned_ahead(
     takes them over: acp-tui exits by the signal, and the agent it spawned ahead is killed,
     not left behind waiting for a client."""
     from acp_tui import cli
-    from acp_tui.head_start import HeadStart
+    from acp_tui.transport.head_start import HeadStart
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     spawned: list[Any] = []

@@ -1,4 +1,4 @@
-"""Images as bytes (`acp_tui.protocol.images`) and as attachments (`acp_tui.attachments`):
+"""Images as bytes (`acp_tui.protocol.images`) and as attachments (`conversation.attachments`):
 types from magic numbers, sizes from headers, the size cap, pasted paths and the clipboard.
 
 The sample images are written by Pillow (textual-image's own dependency), so the header reader
@@ -22,16 +22,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from PIL import Image
 
-from acp_tui import attachments
-from acp_tui.attachments import (
+from acp_tui.conversation import attachments
+from acp_tui.conversation.attachments import (
     ATTACH_LIMIT,
     clipboard_image,
     image_from_bytes,
     image_from_file,
     pasted_image_path,
 )
+from acp_tui.conversation.mentions import prompt_blocks
 from acp_tui.demo.picture import demo_png
-from acp_tui.mentions import prompt_blocks
 from acp_tui.protocol.content import (
     ContentBlock,
     EmbeddedResource,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from acp_tui import launcher
-from acp_tui.head_start import HeadStart
-from acp_tui.launcher import STDERR_KEEP_BYTES, AgentProcess, LaunchError
+from acp_tui.transport import launcher
+from acp_tui.transport.head_start import HeadStart
+from acp_tui.transport.launcher import STDERR_KEEP_BYTES, AgentProcess, LaunchError
 
 Start = Callable[..., Awaitable[AgentProcess]]
 

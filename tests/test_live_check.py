@@ -15,10 +15,10 @@ import pytest
 
 from acp_tui.check.live import LiveCheck
 from acp_tui.check.validator import Validator
-from acp_tui.ui.pilot import send, wait_idle, wait_until
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.usage_bar import UsageBar
 from tests.agents.hostile import HERE
+from tests.support.pilot import send, wait_idle, wait_until
 from tests.support.ui import message_texts, started_app
 
 Run = Callable[..., Any]

@@ -24,11 +24,11 @@ import pytest
 
 from acp_tui.session.controller import ClientOptions
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import send, wait_idle, wait_question, wait_started, wait_until
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.message import AgentMessage
 from tests.support import jsonl, real_agents
 from tests.support.fake_model import HELLO, FakeModel
+from tests.support.pilot import send, wait_idle, wait_question, wait_started, wait_until
 from tests.support.real_agents import RealAgent
 from tests.support.schema import validate_transcript
 from tests.support.ui import message_texts

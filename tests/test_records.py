@@ -20,7 +20,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_tui.export import export_path, record_markdown, session_markdown
+from acp_tui.conversation.opening import list_sessions
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, text_block
 from acp_tui.protocol.updates import (
     AgentMessageChunk,
@@ -35,9 +35,10 @@ from acp_tui.protocol.updates import (
     ToolCall,
     ToolCallUpdate,
 )
-from acp_tui.records import Recorder, RecordStore, list_sessions, recorded_state
+from acp_tui.records import Recorder, RecordStore
 from acp_tui.records import recorder as recorder_module
-from acp_tui.records.codec import encode_item, restore_state
+from acp_tui.records.codec import encode_item, recorded_state, restore_state
+from acp_tui.records.export import export_path, record_markdown, session_markdown
 from acp_tui.records.store import CHECKPOINT_EVERY, PAGE_SIZE, _Writer
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentInfo, ClientOptions, Session

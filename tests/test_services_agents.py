@@ -1,6 +1,6 @@
 """The client services against real agent processes, over real pipes.
 
-A small client (`ServicesClient`) wires `acp_tui.connection.Connection` to the services the
+A small client (`ServicesClient`) wires `transport.connection.Connection` to the services the
 way the session controller does: `fs/*` and `terminal/*` go to `ClientServices`, permission
 requests to a `PermissionPolicy`. Agents:
 
@@ -30,14 +30,19 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_tui.connection import Connection, method_not_found
-from acp_tui.protocol.jsonrpc import INVALID_PARAMS, PARSE_ERROR, RESOURCE_NOT_FOUND
+from acp_tui.protocol.jsonrpc import (
+    INVALID_PARAMS,
+    PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+    method_not_found,
+)
 from acp_tui.protocol.methods import PermissionRequest
 from acp_tui.services.dispatch import ClientServices
 from acp_tui.services.fs import FileSystemService, WriteRecord
 from acp_tui.services.permissions import Decision, PermissionPolicy
 from acp_tui.services.terminals import TerminalService
-from acp_tui.services.workspace import Workspace
+from acp_tui.transport.connection import Connection
+from acp_tui.workspace import Workspace
 from tests.agents import escape_agent
 from tests.support.schema import validate_transcript
 

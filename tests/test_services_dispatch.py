@@ -11,7 +11,7 @@ from acp_tui.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
 from acp_tui.services.dispatch import ClientServices
 from acp_tui.services.fs import FileSystemService
 from acp_tui.services.terminals import TerminalService
-from acp_tui.services.workspace import Workspace
+from acp_tui.workspace import Workspace
 
 
 @pytest.mark.parametrize(

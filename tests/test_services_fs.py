@@ -17,7 +17,7 @@ from acp_tui.protocol.client_methods import ReadTextFileRequest, decode_params
 from acp_tui.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 from acp_tui.services import fs
 from acp_tui.services.fs import FileSystemService, WriteRecord, unified_diff
-from acp_tui.services.workspace import Workspace
+from acp_tui.workspace import Workspace
 
 
 def params(**fields: Any) -> msgspec.Raw:

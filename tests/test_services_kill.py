@@ -26,7 +26,7 @@ WRITER = textwrap.dedent(
     from pathlib import Path
     import msgspec
     from acp_tui.services import fs
-    from acp_tui.services.workspace import Workspace
+    from acp_tui.workspace import Workspace
 
     workspace, target, size, use_tmpfile = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
     fs._USE_TMPFILE = use_tmpfile == "tmpfile"
@@ -99,7 +99,7 @@ TERMINALS = textwrap.dedent(
     from pathlib import Path
     import msgspec
     from acp_tui.services.terminals import TerminalService
-    from acp_tui.services.workspace import Workspace
+    from acp_tui.workspace import Workspace
 
     COMMANDS = [
         # a plain command

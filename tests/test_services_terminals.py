@@ -21,7 +21,7 @@ from acp_tui.protocol.client_methods import TerminalExitStatus
 from acp_tui.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
 from acp_tui.services import terminals
 from acp_tui.services.terminals import TerminalService, command_line
-from acp_tui.services.workspace import Workspace
+from acp_tui.workspace import Workspace
 from tests.test_services_kill import gone
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from acp_tui.protocol.jsonrpc import INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from acp_tui.services.workspace import Workspace
+from acp_tui.workspace import Workspace
 
 
 @pytest.fixture

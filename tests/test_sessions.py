@@ -14,18 +14,17 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_tui.protocol import methods as m
-from acp_tui.protocol.content import text_block
-from acp_tui.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
-from acp_tui.records import (
-    Recorder,
-    RecordStore,
+from acp_tui.conversation.opening import (
     find_session,
     fork_conversation,
     list_sessions,
     open_conversation,
-    recorded_state,
 )
+from acp_tui.protocol import methods as m
+from acp_tui.protocol.content import text_block
+from acp_tui.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
+from acp_tui.records import Recorder, RecordStore
+from acp_tui.records.codec import recorded_state
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
 from acp_tui.session.state import Message, Notice

@@ -41,12 +41,12 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "acp_tui.ui.screens.agent_picker",
     "urllib.request",
     "acp_tui.session.controller",  # what talks to the agent, started after the first frame
-    "acp_tui.connection",  # (not the launcher: `acp-tui` spawns the agent before the app)
+    "acp_tui.transport.connection",  # (not the launcher: `acp-tui` spawns the agent before the app)
     "acp_tui.services.fs",
     "acp_tui.services.terminals",
     "acp_tui.records",
     "acp_tui.checkpoints",
-    "acp_tui.auth",
+    "acp_tui.conversation.sign_in",
     "markdown_it",  # Markdown, parsed and rendered from the first message on
     "rich.markdown",
     "pygments",  # code highlighting, warmed up in a thread after the first frame
@@ -94,13 +94,13 @@ def test_starting_the_agent_leaves_the_schema_machinery_to_the_validator() -> No
 
 AT_THE_HEAD_START = """
 import sys
-import acp_tui.head_start
+import acp_tui.transport.head_start
 
 def spawned(self, argv, cwd, env):
     print(" ".join(sorted(sys.modules)))
     raise SystemExit(0)
 
-acp_tui.head_start.HeadStart.__init__ = spawned
+acp_tui.transport.head_start.HeadStart.__init__ = spawned
 from acp_tui.cli import main
 main(["-p", "hi", "--", sys.executable, "-c", "pass"])
 """
@@ -124,6 +124,6 @@ def test_the_agent_is_spawned_before_asyncio_and_the_protocol_are_imported(
     )
     loaded = set(done.stdout.split())
     assert "acp_tui.config" in loaded  # the agent's command and environment were read
-    assert loaded.isdisjoint({"asyncio", "acp_tui.protocol.methods", "acp_tui.launcher"}), sorted(
-        loaded & {"asyncio", "acp_tui.protocol.methods", "acp_tui.launcher"}
-    )
+    assert loaded.isdisjoint(
+        {"asyncio", "acp_tui.protocol.methods", "acp_tui.transport.launcher"}
+    ), sorted(loaded & {"asyncio", "acp_tui.protocol.methods", "acp_tui.transport.launcher"})

@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from acp_tui.ui.pilot import demo_app, demo_workspace, send, wait_idle, wait_started
+from tests.support.pilot import demo_app, demo_workspace, send, wait_idle, wait_started
 from tests.support.ui import message_texts
 
 OUT_OF_ORDER = [sys.executable, str(Path(__file__).parent / "agents" / "out_of_order_agent.py")]

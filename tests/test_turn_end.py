@@ -15,8 +15,8 @@ from acp_tui.protocol.jsonrpc import ConnectionClosed
 from acp_tui.session import reducer
 from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
 from acp_tui.session.state import SessionState
-from acp_tui.ui.pilot import send, wait_idle, wait_permission
 from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
+from tests.support.pilot import send, wait_idle, wait_permission
 from tests.support.ui import started_app
 
 REJECTING_AGENT = Path(__file__).parent / "agents" / "rejecting_agent.py"

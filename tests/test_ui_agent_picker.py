@@ -27,8 +27,12 @@ from acp_tui.registry.choices import local_choices, registry_choices
 from acp_tui.registry.index import decode_index
 from acp_tui.registry.source import LoadedRegistry
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.commands import app_commands
-from acp_tui.ui.pilot import (
+from acp_tui.ui.command_palette import app_commands
+from acp_tui.ui.screens import SignInScreen
+from acp_tui.ui.screens import agent_picker as picker_module
+from acp_tui.ui.screens.agent_picker import AgentPickerScreen
+from acp_tui.ui.widgets.session_header import SessionHeader
+from tests.support.pilot import (
     demo_app,
     demo_workspace,
     send,
@@ -36,10 +40,6 @@ from acp_tui.ui.pilot import (
     wait_started,
     wait_until,
 )
-from acp_tui.ui.screens import SignInScreen
-from acp_tui.ui.screens import agent_picker as picker_module
-from acp_tui.ui.screens.agent_picker import AgentPickerScreen
-from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.support.registry import (
     Served,
     auth_agent_archive,

@@ -13,20 +13,11 @@ import msgspec
 import pytest
 from textual.widgets import Static
 
-from acp_tui.head_start import HeadStart
-from acp_tui.mentions import prompt_blocks
+from acp_tui.conversation.mentions import prompt_blocks
 from acp_tui.protocol.content import ContentBlock, DiffChange
 from acp_tui.protocol.updates import UnknownUpdate, decode_session_notification
 from acp_tui.session.state import Message, Notice, ToolCallState
-from acp_tui.ui.pilot import (
-    demo_app,
-    demo_workspace,
-    send,
-    wait_idle,
-    wait_permission,
-    wait_started,
-    wait_until,
-)
+from acp_tui.transport.head_start import HeadStart
 from acp_tui.ui.screens import HelpScreen, QuitScreen, SearchScreen, SettingsScreen
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
 from acp_tui.ui.widgets.diff_view import DiffView, change_line
@@ -44,6 +35,15 @@ from acp_tui.ui.widgets.thought import Thought
 from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar
+from tests.support.pilot import (
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_permission,
+    wait_started,
+    wait_until,
+)
 from tests.support.ui import message_texts, started_app
 
 Run = Callable[..., Any]

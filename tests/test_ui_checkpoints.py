@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from acp_tui.session.state import Notice
-from acp_tui.ui.pilot import send, wait_idle, wait_until
 from acp_tui.ui.screens.changes import ChangesScreen
 from acp_tui.ui.screens.rewind import RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.transcript import Transcript
+from tests.support.pilot import send, wait_idle, wait_until
 from tests.support.ui import started_app
 
 ORIGINAL = 'def greet(name):\n    print("Hello " + name)\n\n\ngreet("world")\n'

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from acp_tui.ui import app as app_module
-from acp_tui.ui.pilot import demo_app, demo_workspace, wait_until
+from tests.support.pilot import demo_app, demo_workspace, wait_until
 
 
 @pytest.fixture

@@ -13,16 +13,20 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from acp_tui import records
+from acp_tui.conversation import opening
 from acp_tui.config import AgentConfig
+from acp_tui.conversation.opening import SessionEntry
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.records import SessionEntry
 from acp_tui.services.permissions import Rule
 from acp_tui.session.state import Message
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.commands import app_commands
+from acp_tui.ui.command_palette import app_commands
 from acp_tui.ui.conversation import Conversation
-from acp_tui.ui.pilot import (
+from acp_tui.ui.screens import SessionsScreen
+from acp_tui.ui.screens.help import KEYS
+from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.session_bar import SessionBar
+from tests.support.pilot import (
     demo_app,
     demo_workspace,
     new_conversation,
@@ -32,10 +36,6 @@ from acp_tui.ui.pilot import (
     wait_started,
     wait_until,
 )
-from acp_tui.ui.screens import SessionsScreen
-from acp_tui.ui.screens.help import KEYS
-from acp_tui.ui.widgets.permission_panel import PermissionPanel
-from acp_tui.ui.widgets.session_bar import SessionBar
 
 
 @asynccontextmanager
@@ -163,20 +163,22 @@ async def test_sessions_are_listed_and_filed_under_the_agent_asked_for(
 ) -> None:
     """Ctrl+O in B, then Alt+1 while the sessions are listed or opened: still B's name."""
     named: list[tuple[str, str]] = []
+    spying = False  # once both conversations started
 
     def showing_the_first(call: str, function: Any) -> Any:
         async def spy(client: Any, store: Any, agent: str, *args: Any, **kwargs: Any) -> Any:
-            app.action_show_conversation(1)  # the user looks elsewhere during the await
-            await asyncio.sleep(0)
-            named.append((call, agent))
+            if spying:
+                app.action_show_conversation(1)  # the user looks elsewhere during the await
+                await asyncio.sleep(0)
+                named.append((call, agent))
             return await function(client, store, agent, *args, **kwargs)
 
         return spy
 
     app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state", record=True)
-    monkeypatch.setattr(records, "list_sessions", showing_the_first("list", records.list_sessions))
+    monkeypatch.setattr(opening, "list_sessions", showing_the_first("list", opening.list_sessions))
     monkeypatch.setattr(
-        records, "open_conversation", showing_the_first("open", records.open_conversation)
+        opening, "open_conversation", showing_the_first("open", opening.open_conversation)
     )
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot)
@@ -186,6 +188,7 @@ async def test_sessions_are_listed_and_filed_under_the_agent_asked_for(
         await wait_started(app, pilot)
         second = app.conversation
         assert second.session is not None
+        spying = True
         app.action_sessions()
         await wait_until(pilot, lambda: isinstance(app.screen, SessionsScreen))
         assert named == [("list", "other")]

@@ -14,10 +14,10 @@ from textual.widgets import Input
 
 from acp_tui.session.state import Notice
 from acp_tui.ui import key_guard
-from acp_tui.ui.pilot import send, wait_idle, wait_question, wait_until
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_header import SessionHeader
+from tests.support.pilot import send, wait_idle, wait_question, wait_until
 from tests.support.ui import message_texts, started_app
 
 Run = Callable[..., Any]

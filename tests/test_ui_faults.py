@@ -16,11 +16,11 @@ from typing import Any
 from textual.pilot import Pilot
 
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import demo_app, demo_workspace, send, wait_idle, wait_started, wait_until
 from acp_tui.ui.widgets.inspector import KEEP, Inspector
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from tests.agents.hostile import AGENTS, read_transcript
+from tests.support.pilot import demo_app, demo_workspace, send, wait_idle, wait_started, wait_until
 from tests.support.ui import message_texts
 
 DRAFT = "my unsent draft"

@@ -14,14 +14,13 @@ import pytest
 from textual import events
 from textual.widget import Widget
 
-from acp_tui.attachments import image_from_file
+from acp_tui.conversation.attachments import image_from_file
+from acp_tui.conversation.mentions import NO_IMAGES
 from acp_tui.demo.picture import demo_png
-from acp_tui.mentions import NO_IMAGES
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.session.state import Message
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import demo_app, demo_workspace, wait_idle, wait_started, wait_until
 from acp_tui.ui.render.pictures import picture_mode
 from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.image_view import ImageView
@@ -30,6 +29,7 @@ from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.strips_view import StripsView
 from acp_tui.ui.widgets.tool_call import ToolCallCard
 from tests.support import external_agents
+from tests.support.pilot import demo_app, demo_workspace, wait_idle, wait_started, wait_until
 from tests.support.ui import started_app
 from tests.test_ui_conversations import two_conversations
 

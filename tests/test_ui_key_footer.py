@@ -7,8 +7,8 @@ from pathlib import Path
 from textual.pilot import Pilot
 from textual.widgets._footer import FooterKey
 
-from acp_tui.ui.pilot import send, wait_idle, wait_permission
 from acp_tui.ui.widgets.key_footer import KeyFooter
+from tests.support.pilot import send, wait_idle, wait_permission
 from tests.support.ui import started_app
 
 

@@ -16,23 +16,14 @@ from textual.containers import Vertical
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
-from acp_tui.auth import AuthChoice
 from acp_tui.cli import DEMO_AGENT
+from acp_tui.conversation.opening import SessionEntry
+from acp_tui.conversation.sign_in import AuthChoice
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.records import SessionEntry
 from acp_tui.session.state import Notice
 from acp_tui.ui import chat_screen
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.commands import app_commands
-from acp_tui.ui.pilot import (
-    demo_app,
-    demo_workspace,
-    send,
-    wait_idle,
-    wait_permission,
-    wait_started,
-    wait_until,
-)
+from acp_tui.ui.command_palette import app_commands
 from acp_tui.ui.screens import SessionsScreen, SignInScreen
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.message import UserMessage
@@ -41,6 +32,15 @@ from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.agents.hostile import AGENTS
+from tests.support.pilot import (
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_permission,
+    wait_started,
+    wait_until,
+)
 from tests.support.ui import message_texts, started_app
 
 AGENTS_DIR = Path(__file__).parent / "agents"

@@ -21,10 +21,10 @@ from acp_tui.session.state import Message
 from acp_tui.ui import key_guard
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.key_guard import KeyGuard
-from acp_tui.ui.pilot import send, wait_idle, wait_permission, wait_until
 from acp_tui.ui.widgets.permission_panel import PermissionPanel, asks_for_reason
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
+from tests.support.pilot import send, wait_idle, wait_permission, wait_until
 from tests.support.ui import started_app
 
 REJECTING_AGENT = [sys.executable, str(Path(__file__).parent / "agents" / "rejecting_agent.py")]

@@ -18,7 +18,10 @@ import pytest
 from textual.pilot import Pilot
 
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import (
+from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.prompt_input import PromptInput
+from acp_tui.ui.widgets.transcript import Transcript
+from tests.support.pilot import (
     demo_app,
     demo_workspace,
     send,
@@ -27,9 +30,6 @@ from acp_tui.ui.pilot import (
     wait_started,
     wait_until,
 )
-from acp_tui.ui.widgets.inspector import Inspector
-from acp_tui.ui.widgets.prompt_input import PromptInput
-from acp_tui.ui.widgets.transcript import Transcript
 
 SIZE = (110, 34)
 SCRATCH = Path(tempfile.gettempdir()) / "acp-tui-snapshots"

@@ -16,13 +16,13 @@ from acp_tui.cli import DEMO_AGENT
 from acp_tui.demo.long_session import write_long_session
 from acp_tui.session.state import Message, TimelineItem
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import demo_app, demo_workspace, wait_started, wait_until
 from acp_tui.ui.screens import SearchScreen
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.terminal_view import TerminalView
 from acp_tui.ui.widgets.thought import Thought
 from acp_tui.ui.widgets.tool_call import ToolCallCard
 from acp_tui.ui.widgets.transcript import Transcript
+from tests.support.pilot import demo_app, demo_workspace, wait_started, wait_until
 
 WINDOW = 60
 """More blocks than a 40-line screen and the screens around it ever need."""

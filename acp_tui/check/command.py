@@ -10,7 +10,7 @@ from pathlib import Path
 from acp_tui.check.cases import CALL_TIMEOUT, TURN_TIMEOUT
 from acp_tui.check.report import as_json, junit, text
 from acp_tui.check.run import DEFAULT_PROMPT, run_check
-from acp_tui.launcher import LaunchError
+from acp_tui.transport.launcher import LaunchError
 
 EXIT_BROKEN = 1
 """A MUST of the protocol does not hold."""

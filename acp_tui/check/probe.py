@@ -20,9 +20,10 @@ from typing import Any
 
 import msgspec
 
-from acp_tui.connection import Connection, method_not_found
-from acp_tui.launcher import AgentProcess
 from acp_tui.protocol import schema_check
+from acp_tui.protocol.jsonrpc import method_not_found
+from acp_tui.transport.connection import Connection
+from acp_tui.transport.launcher import AgentProcess
 
 _decode = msgspec.json.Decoder().decode
 

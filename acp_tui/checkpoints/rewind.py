@@ -26,8 +26,7 @@ from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChan
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
 from acp_tui.paths import within
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.services.fs import fsync_directory, temp_name
-from acp_tui.services.workspace import Workspace
+from acp_tui.workspace import Workspace, fsync_directory, temp_name
 
 UNDO_ROOT = "refs/acp-tui/rewinds"
 

@@ -32,7 +32,7 @@ import msgspec
 
 from acp_tui.checkpoints.git import Git, GitFailed, user_excludes_file
 from acp_tui.paths import data_dir, within
-from acp_tui.units import human_size
+from acp_tui.text import human_size
 
 try:
     import fcntl

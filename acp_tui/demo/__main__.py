@@ -13,9 +13,9 @@ import os
 import sys
 from pathlib import Path
 
-from acp_tui.connection import Connection, open_stdio
 from acp_tui.demo.agent import DemoAgent
 from acp_tui.demo.store import SessionStore, default_data_dir
+from acp_tui.transport.connection import Connection, open_stdio
 
 
 def _env_speed() -> float:

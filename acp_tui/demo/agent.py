@@ -46,7 +46,7 @@ from acp_tui.protocol.jsonrpc import (
 )
 
 if TYPE_CHECKING:
-    from acp_tui.connection import Connection
+    from acp_tui.transport.connection import Connection
 
 AGENT_NAME = "acp-tui-demo"
 AGENT_TITLE = "acp-tui demo agent"

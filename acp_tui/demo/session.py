@@ -19,8 +19,8 @@ from acp_tui.demo import wire
 from acp_tui.demo.store import SessionRecord
 
 if TYPE_CHECKING:
-    from acp_tui.connection import Connection
     from acp_tui.demo.turn import Turn
+    from acp_tui.transport.connection import Connection
 
 
 @dataclasses.dataclass

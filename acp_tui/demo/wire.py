@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from acp_tui.services.fs import git_style_diff
+from acp_tui.text import git_style_diff
 
 # -- session configuration --------------------------------------------------------------------
 

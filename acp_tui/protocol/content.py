@@ -14,7 +14,7 @@ from msgspec import UNSET, UnsetType
 
 from acp_tui.protocol.images import ImageError, inspect_data
 from acp_tui.protocol.wire import Wire
-from acp_tui.units import human_size
+from acp_tui.text import human_size
 
 Meta = dict[str, Any] | None | UnsetType
 

@@ -14,7 +14,7 @@ import struct
 
 import msgspec
 
-from acp_tui.units import human_size
+from acp_tui.text import human_size
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 KNOWN_TYPES = "PNG, JPEG, GIF or WebP"

@@ -76,3 +76,7 @@ class ConnectionClosed(RpcError):
 
     def __init__(self, message: str = "the agent closed the connection") -> None:
         super().__init__(INTERNAL_ERROR, message)
+
+
+def method_not_found(method: str) -> RpcError:
+    return RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")

@@ -65,7 +65,7 @@ class AuthMethod(Wire):
 
     `terminal` methods carry `args` and `env` (v1 a map, v2 a list of `{name, value}`); the
     legacy `env_var` ones `vars` and `link`. Those are read as they come (`Any`): a malformed
-    one must not fail `initialize`, so `acp_tui.auth` checks them."""
+    one must not fail `initialize`, so `acp_tui.conversation.sign_in` checks them."""
 
     name: str = ""
     id: str | UnsetType = UNSET

@@ -8,7 +8,7 @@ text blocks joined, which shows the same and keeps rewrites of a growing message
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 from msgspec import UNSET
@@ -25,6 +25,9 @@ from acp_tui.session.state import (
     TimelineItem,
     ToolCallState,
 )
+
+if TYPE_CHECKING:
+    from acp_tui.records.store import ConversationRecord, RecordStore
 
 Item = TimelineItem | TerminalState
 
@@ -210,3 +213,9 @@ def restore_state(
     turns = [item.turn for item in state.timeline if isinstance(item, Message | ToolCallState)]
     state.turn = max([state.turn, *turns])
     return state, known
+
+
+def recorded_state(store: RecordStore, record: ConversationRecord) -> SessionState:
+    """A record as a `SessionState`, to show or export without any agent."""
+    state, _known = restore_state(record.session_id, store.items(record.id), record.meta)
+    return state

@@ -19,7 +19,7 @@ from acp_tui.registry.install import (
     plan_launch,
 )
 from acp_tui.registry.source import load_registry
-from acp_tui.units import human_size
+from acp_tui.text import human_size
 
 
 def registry_agent(

@@ -13,7 +13,7 @@ from typing import Any
 
 import msgspec
 
-from acp_tui.connection import method_not_found
+from acp_tui.protocol.jsonrpc import method_not_found
 from acp_tui.protocol.methods import ClientCapabilitiesV1, FileSystemCapability
 from acp_tui.services.fs import FileSystemService
 from acp_tui.services.terminals import TerminalService

@@ -44,11 +44,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import difflib
 import errno
 import hashlib
 import os
-import secrets
 import stat
 from collections.abc import Callable
 from pathlib import Path
@@ -63,7 +61,8 @@ from acp_tui.protocol.client_methods import (
     decode_params,
 )
 from acp_tui.protocol.jsonrpc import RESOURCE_NOT_FOUND, RpcError
-from acp_tui.services.workspace import Workspace, os_error, path_error
+from acp_tui.text import git_style_diff
+from acp_tui.workspace import Workspace, fsync_directory, os_error, path_error, temp_name
 
 DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
 """The most one `fs/read_text_file` returns: larger than any hand-written source file, small
@@ -133,7 +132,7 @@ class FileSystemService:
     ) -> None:
         self.workspace = workspace
         self.missing_reads_empty = missing_reads_empty
-        """Answer a read of a missing file with "" (`acp_tui.quirks`), not `-32002`."""
+        """Answer a read of a missing file with "" (`acp_tui.session.quirks`), not `-32002`."""
         self.max_read_bytes = max_read_bytes
         self._on_write = on_write
         self._seen: dict[Path, _Seen] = {}
@@ -358,27 +357,6 @@ def unified_diff(path: str, old_text: str | None, new_text: str) -> str:
     return diff
 
 
-def git_style_diff(old_text: str, new_text: str, old_name: str, new_name: str) -> str:
-    """The unified diff of two texts as `git diff` writes it ("" if they are the same): lines
-    end at `\\n` only, and a last line without one is followed by `\\ No newline at end of
-    file`."""
-    lines = difflib.unified_diff(
-        _lines(old_text), _lines(new_text), fromfile=old_name, tofile=new_name
-    )
-    return "".join(
-        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
-    )
-
-
-def _lines(text: str) -> list[str]:
-    """Lines split at `\\n` only (like git, unlike `str.splitlines`), each keeping its `\\n`."""
-    parts = text.split("\n")
-    lines = [part + "\n" for part in parts[:-1]]
-    if parts[-1]:
-        lines.append(parts[-1])
-    return lines
-
-
 def _decode_text(path: str, data: bytes) -> str:
     """UTF-8 text, or a `-32602` saying why the file is not text."""
     nul = data.find(b"\0")
@@ -407,11 +385,6 @@ def _too_large(path: str, detail: str, cap: int) -> RpcError:
         f"{path!r}: {detail}, more than the {cap:,} bytes acp-tui returns in one read; read it "
         "in parts with `line` and `limit`",
     )
-
-
-def temp_name(name: str) -> str:
-    """A fresh hidden name beside `name` for its new content (short enough for any file name)."""
-    return f".{name[:200]}.acp-tui-{secrets.token_hex(4)}.tmp"
 
 
 def _create_temp(dir_fd: int, name: str, mode: int) -> tuple[int, str | None]:
@@ -459,13 +432,3 @@ def _check_unchanged(path: str, dir_fd: int, name: str, old: _Old) -> None:
             f"{path!r} changed on disk while acp-tui was writing it, so the write was refused "
             "to keep those changes; nothing was written. Read the file again and redo the edit."
         )
-
-
-def fsync_directory(dir_fd: int) -> None:
-    """Make the rename durable. Best effort: some file systems refuse to fsync a directory."""
-    with contextlib.suppress(OSError):
-        fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)

@@ -62,7 +62,7 @@ from acp_tui.protocol.client_methods import (
     decode_params,
 )
 from acp_tui.protocol.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS, RESOURCE_NOT_FOUND, RpcError
-from acp_tui.services.workspace import Workspace
+from acp_tui.workspace import Workspace
 
 DEFAULT_OUTPUT_LIMIT = 1024 * 1024
 """Bytes of output kept when the agent sets no `outputByteLimit`."""

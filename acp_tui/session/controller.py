@@ -19,8 +19,6 @@ from typing import Any
 import msgspec
 
 from acp_tui import __version__
-from acp_tui.connection import Connection, TypedNotifications, method_not_found
-from acp_tui.launcher import AgentProcess
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.jsonrpc import (
@@ -29,6 +27,7 @@ from acp_tui.protocol.jsonrpc import (
     METHOD_NOT_FOUND,
     ConnectionClosed,
     RpcError,
+    method_not_found,
 )
 from acp_tui.protocol.updates import (
     ConfigOption,
@@ -38,17 +37,19 @@ from acp_tui.protocol.updates import (
     decode_session_notification,
     turn_usage,
 )
-from acp_tui.quirks import MISSING_FILE_READS_EMPTY, Quirk, quirks_for
 from acp_tui.services.dispatch import ClientServices
 from acp_tui.services.fs import FileSystemService, WriteRecord
 from acp_tui.services.terminals import TerminalService
-from acp_tui.services.workspace import Workspace
 from acp_tui.session import reducer
 from acp_tui.session.elicitation import PendingElicitation, describe_answer, parse_form
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
+from acp_tui.session.quirks import MISSING_FILE_READS_EMPTY, Quirk, quirks_for
 from acp_tui.session.reducer import Change
 from acp_tui.session.state import Mode, Notice, SessionState, ToolCallState
-from acp_tui.transcript import Transcript
+from acp_tui.transport.connection import Connection, TypedNotifications
+from acp_tui.transport.launcher import AgentProcess
+from acp_tui.transport.transcript import Transcript
+from acp_tui.workspace import Workspace
 
 CLIENT_INFO = m.Implementation(name="acp-tui", title="acp-tui", version=__version__)
 ELICITATION_MODES = {"form": {}, "url": {}}
@@ -111,7 +112,7 @@ class AgentInfo(msgspec.Struct):
     capabilities: dict[str, Any] = msgspec.field(default_factory=dict)
     auth_methods: list[m.AuthMethod] = msgspec.field(default_factory=list)
     quirks: tuple[Quirk, ...] = ()
-    """Known bugs of this agent's version that acp-tui works around (`acp_tui.quirks`)."""
+    """Known bugs of this agent's version that acp-tui works around (`acp_tui.session.quirks`)."""
 
     def has_quirk(self, key: str) -> bool:
         return any(quirk.key == key for quirk in self.quirks)

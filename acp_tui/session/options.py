@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
-    from acp_tui.head_start import HeadStart
+    from acp_tui.transport.head_start import HeadStart
 
 SUPPORTED_VERSIONS = (1, 2)
 
@@ -46,7 +46,8 @@ class ClientOptions(msgspec.Struct):
     env: dict[str, str] = msgspec.field(default_factory=dict)
     """Environment variables laid over ours for the agent process."""
     terminal_auth: bool = False
-    """Whether the front end can run an agent's `terminal` sign-in (see `acp_tui.auth`)."""
+    """Whether the front end can run an agent's `terminal` sign-in (see
+    `acp_tui.conversation.sign_in`)."""
     transcript: Path | None = None
     startup_timeout: float = 30.0
     head_start: HeadStart | None = None

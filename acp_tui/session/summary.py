@@ -9,7 +9,7 @@ agent knows where things stand. Plain text, bounded in size; no I/O.
 from __future__ import annotations
 
 from acp_tui.session.state import Message, SessionState, ToolCallState
-from acp_tui.shorten import shorten
+from acp_tui.text import shorten
 
 MESSAGE_CHARS = 600
 TOTAL_CHARS = 6000

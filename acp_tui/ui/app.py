@@ -29,7 +29,7 @@ from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError, Rule
 from acp_tui.session.state import SessionState
 from acp_tui.ui.chat_screen import ChatScreen
-from acp_tui.ui.commands import app_commands
+from acp_tui.ui.command_palette import app_commands
 from acp_tui.ui.conversation import Conversation
 from acp_tui.ui.history import PromptHistory, history_path
 from acp_tui.ui.render.lexers import warm_up
@@ -42,9 +42,10 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 # sign-in) is imported where it is first used, after the first frame: the first screen needs
 # none of it, and it is a third of acp-tui's own code.
 if TYPE_CHECKING:
-    from acp_tui.auth import AuthChoice
     from acp_tui.checkpoints.checkpointer import Checkpointer
-    from acp_tui.records import Opened, RecordStore, SessionEntry
+    from acp_tui.conversation.opening import Opened, SessionEntry
+    from acp_tui.conversation.sign_in import AuthChoice
+    from acp_tui.records import RecordStore
     from acp_tui.session.controller import AgentClient, PendingPermission, Session
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.options import ClientOptions
@@ -345,7 +346,7 @@ class AcpApp(App[int]):
         if old is None:
             return await self._open_session(conversation)
         if self.startup is not None:
-            from acp_tui.records import open_conversation
+            from acp_tui.conversation.opening import open_conversation
 
             conversation.opened = await open_conversation(
                 client, self.store, conversation.agent.name, session_id=old.id
@@ -536,7 +537,8 @@ class AcpApp(App[int]):
         in, in the mode and model the command line (for its own agent) or the config asked
         for (what the agent does not offer: a notice). `again`: another session on the
         conversation's running client (after a rewind), so a new one, and not signed in twice."""
-        from acp_tui.records import RecordStore, start_conversation
+        from acp_tui.conversation.opening import start_conversation
+        from acp_tui.records import RecordStore
 
         client = conversation.client
         assert client is not None
@@ -608,7 +610,7 @@ class AcpApp(App[int]):
         sign in again (the remembered method, else the dialog). An agent method signs this
         process in; a key or a login command restarts the agent, and the session is reopened,
         as Ctrl+R does. The prompt is not sent again by itself: the user sends it (↑)."""
-        from acp_tui.auth import AuthFailed, pick_sign_in, sign_in
+        from acp_tui.conversation.sign_in import AuthFailed, pick_sign_in, sign_in
 
         conversation = next((c for c in self.conversations if c.session is session), None)
         client = session.client
@@ -660,13 +662,13 @@ class AcpApp(App[int]):
 
     async def _run_terminal(self, argv: list[str], env: dict[str, str]) -> int:
         """Run a sign-in command on the real terminal, the app suspended around it."""
-        from acp_tui.auth import run_in_terminal
+        from acp_tui.conversation.sign_in import run_in_terminal
 
         with self.suspend():
             return await asyncio.to_thread(run_in_terminal, argv, env, self.options.cwd)
 
     def _failure(self, conversation: Conversation, error: Exception) -> str:
-        from acp_tui.auth import AuthRequired
+        from acp_tui.conversation.sign_in import AuthRequired
 
         client = conversation.client
         if isinstance(error, AuthRequired):
@@ -859,7 +861,12 @@ class AcpApp(App[int]):
     @work(group="sessions", exclusive=True, exit_on_error=False)
     async def action_sessions(self) -> None:
         """The session picker; the chosen session replaces the one shown."""
-        from acp_tui.records import agent_deletes, delete_session, fork_history, list_sessions
+        from acp_tui.conversation.opening import (
+            agent_deletes,
+            delete_session,
+            fork_history,
+            list_sessions,
+        )
         from acp_tui.ui.screens import SessionsScreen
 
         # Read before the first await: the user may show another conversation meanwhile.
@@ -904,7 +911,7 @@ class AcpApp(App[int]):
         self, entry: SessionEntry, conversation: Conversation | None = None
     ) -> None:
         """Open `entry` in `conversation` (the shown one by default) instead of its session."""
-        from acp_tui.records import open_conversation
+        from acp_tui.conversation.opening import open_conversation
 
         conversation = conversation or self.conversation
         chat = conversation.chat
@@ -958,7 +965,7 @@ class AcpApp(App[int]):
     ) -> None:
         """Show a fork of session `source_id` (the one shown, or one picked in Ctrl+O, open or
         not), with `history`, in place of `conversation`'s session, which stays as it is."""
-        from acp_tui.records import fork_conversation
+        from acp_tui.conversation.opening import fork_conversation
 
         chat, client, shown = conversation.chat, conversation.client, conversation.session
         assert chat is not None
@@ -1043,7 +1050,7 @@ class AcpApp(App[int]):
 
     def action_export(self) -> None:
         """Write the session as Markdown in the workspace; a notice says where."""
-        from acp_tui.export import export_path, session_markdown
+        from acp_tui.records.export import export_path, session_markdown
 
         session = self.session
         if session is None:
@@ -1135,10 +1142,10 @@ def _forks(conversation: Conversation) -> bool:
 
 def startup_errors() -> tuple[type[Exception], ...]:
     """What starting an agent and opening its session may fail with, shown to the user."""
-    from acp_tui.auth import AuthFailed
-    from acp_tui.launcher import LaunchError
-    from acp_tui.records import NothingToResume
+    from acp_tui.conversation.opening import NothingToResume
+    from acp_tui.conversation.sign_in import AuthFailed
     from acp_tui.session.controller import ProtocolMismatch
+    from acp_tui.transport.launcher import LaunchError
 
     return (LaunchError, ProtocolMismatch, RpcError, OSError, AuthFailed, NothingToResume)
 

@@ -19,8 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Static
 
-from acp_tui.attachments import Attachment, clipboard_image, image_from_file
-from acp_tui.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
+from acp_tui.conversation.attachments import Attachment, clipboard_image, image_from_file
+from acp_tui.conversation.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
 from acp_tui.protocol.content import ContentBlock, text_block
 from acp_tui.protocol.images import ImageError
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from acp_tui.check.live import LiveCheck
     from acp_tui.config import AgentConfig
-    from acp_tui.records import Opened
+    from acp_tui.conversation.opening import Opened
     from acp_tui.services.permissions import PermissionPolicy
     from acp_tui.session.controller import AgentClient, ClientOptions, Session
     from acp_tui.ui.chat_screen import ChatScreen

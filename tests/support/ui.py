@@ -11,7 +11,7 @@ from textual.pilot import Pilot
 
 from acp_tui.session.state import Message
 from acp_tui.ui.app import AcpApp
-from acp_tui.ui.pilot import demo_app, demo_workspace, wait_started
+from tests.support.pilot import demo_app, demo_workspace, wait_started
 
 
 @asynccontextmanager

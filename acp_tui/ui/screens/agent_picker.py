@@ -25,7 +25,7 @@ from acp_tui.config import AgentConfig
 from acp_tui.registry import InstallError, LaunchPlan, install_binary, load_registry_async
 from acp_tui.registry.choices import AgentChoice, registry_choices
 from acp_tui.registry.start import approve, downloaded
-from acp_tui.shorten import shorten
+from acp_tui.text import shorten
 from acp_tui.ui.screens.dialog import Dialog
 
 NAME_WIDTH = 24

@@ -37,11 +37,10 @@ from acp_tui.checkpoints.rewind import (
 from acp_tui.checkpoints.store import FileChange
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
 from acp_tui.protocol.content import ToolCallContent
-from acp_tui.shorten import shorten
+from acp_tui.text import human_size, shorten
 from acp_tui.ui.render.changes import LETTER_STYLES, counted
 from acp_tui.ui.screens.rewind import Answer, RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
-from acp_tui.units import human_size
 
 if TYPE_CHECKING:
     from acp_tui.session.controller import Session

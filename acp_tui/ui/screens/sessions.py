@@ -16,9 +16,9 @@ from textual.content import Content
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
+from acp_tui.conversation.opening import SessionEntry
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.records import SessionEntry
-from acp_tui.shorten import shorten
+from acp_tui.text import shorten
 from acp_tui.ui.screens.dialog import Dialog
 
 Deleter = Callable[[SessionEntry], Awaitable[None]]

@@ -18,7 +18,7 @@ from textual.content import Content
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from acp_tui.auth import AuthChoice
+from acp_tui.conversation.sign_in import AuthChoice
 from acp_tui.ui.screens.dialog import Dialog
 
 

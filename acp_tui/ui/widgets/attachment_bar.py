@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.console import Group, RenderableType
 from rich.text import Text
 
-from acp_tui.attachments import Attachment
+from acp_tui.conversation.attachments import Attachment
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.widgets.render_view import RenderView
 

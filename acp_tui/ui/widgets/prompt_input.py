@@ -12,8 +12,8 @@ from textual import events
 from textual.message import Message
 from textual.widgets import TextArea
 
-from acp_tui.attachments import pasted_image_path
-from acp_tui.mentions import mention
+from acp_tui.conversation.attachments import pasted_image_path
+from acp_tui.conversation.mentions import mention
 from acp_tui.ui.paint import paint_now
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
 

@@ -11,7 +11,7 @@ from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from acp_tui.attachments import Attachment
+from acp_tui.conversation.attachments import Attachment
 
 
 class QueuedPrompt(msgspec.Struct, frozen=True):

@@ -6,7 +6,7 @@ from __future__ import annotations
 from textual.content import Content
 from textual.widgets import Static
 
-from acp_tui.shorten import shorten
+from acp_tui.text import shorten
 
 LABEL_WIDTH = 24
 """A conversation's label is cut to this many cells, so that several fit on the line."""

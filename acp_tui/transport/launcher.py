@@ -4,7 +4,7 @@ The agent runs in its own process group so that a Ctrl+C meant for acp-tui (whic
 `session/cancel`) does not kill the agent, and so that shutting down reaches whatever the agent
 spawned too. Shutdown follows the ladder real agents need: close stdin, wait, SIGTERM, SIGKILL.
 
-An agent spawned ahead (`acp_tui.head_start.HeadStart`) is taken by the first
+An agent spawned ahead (`acp_tui.transport.head_start.HeadStart`) is taken by the first
 `AgentProcess.start` of its command.
 """
 
@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from acp_tui.head_start import HeadStart, environment, kill_unused, spawn
+from acp_tui.transport.head_start import HeadStart, environment, kill_unused, spawn
 
 STDERR_KEEP_BYTES = 256 * 1024
 """How much of the agent's stderr is kept for the user to read; the rest is counted, not kept,

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -282,3 +283,18 @@ class Workspace:
             os.close(fd)
             raise os_error(path, exc, resolved=resolved) from exc
         return fd, name
+
+
+def temp_name(name: str) -> str:
+    """A fresh hidden name beside `name` for its new content (short enough for any file name)."""
+    return f".{name[:200]}.acp-tui-{secrets.token_hex(4)}.tmp"
+
+
+def fsync_directory(dir_fd: int) -> None:
+    """Make the rename durable. Best effort: some file systems refuse to fsync a directory."""
+    with contextlib.suppress(OSError):
+        fd = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=dir_fd)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)

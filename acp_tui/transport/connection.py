@@ -23,7 +23,6 @@ from acp_tui.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
     INVALID_REQUEST,
-    METHOD_NOT_FOUND,
     PARSE_ERROR,
     REQUEST_CANCELLED,
     ConnectionClosed,
@@ -32,7 +31,7 @@ from acp_tui.protocol.jsonrpc import (
     RequestId,
     RpcError,
 )
-from acp_tui.transcript import Transcript
+from acp_tui.transport.transcript import Transcript
 
 T = TypeVar("T")
 
@@ -614,10 +613,6 @@ def _repair_text(line: bytes) -> Any:
 def _preview(line: bytes, limit: int = 200) -> str:
     text = line[:limit].decode("utf-8", errors="replace")
     return text + (f"… ({len(line):,} bytes)" if len(line) > limit else "")
-
-
-def method_not_found(method: str) -> RpcError:
-    return RpcError(METHOD_NOT_FOUND, f"Method not found: {method}")
 
 
 async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from acp_tui.attachments import image_from_file, looks_like_image
+from acp_tui.conversation.attachments import image_from_file, looks_like_image
 from acp_tui.protocol.content import ContentBlock, EmbeddedResource, text_block
 from acp_tui.protocol.images import ImageError
 

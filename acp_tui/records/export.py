@@ -22,7 +22,7 @@ from acp_tui.protocol.content import (
     ToolCallContent,
     block_label,
 )
-from acp_tui.records.conversations import recorded_state
+from acp_tui.records.codec import recorded_state
 from acp_tui.records.store import ConversationRecord, RecordStore, parse_time
 from acp_tui.session.state import (
     Message,

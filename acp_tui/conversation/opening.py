@@ -23,7 +23,7 @@ from typing import Literal
 
 import msgspec
 
-from acp_tui.auth import Chooser, TerminalRunner, with_sign_in
+from acp_tui.conversation.sign_in import Chooser, TerminalRunner, with_sign_in
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, METHOD_NOT_FOUND, ConnectionClosed, RpcError
 from acp_tui.records.codec import copy_state, restore_state
@@ -180,7 +180,7 @@ async def open_conversation(
 
     With neither `session_id` nor `record`: a new session. Else the session with that id (or
     the record's), as the module docstring says. Raises RpcError when the session cannot be
-    opened (also -32000 when the agent wants a sign-in first: see `acp_tui.auth`)."""
+    opened (also -32000 when the agent wants a sign-in first: see `sign_in`)."""
     if session_id is None and record is None:
         session = await client.new_session()
         return Opened(session, _record(store, session, agent, client), "new")
@@ -322,12 +322,6 @@ async def fork_history(
     return _history(store, record)[0] or SessionState(session_id=session_id)
 
 
-def recorded_state(store: RecordStore, record: ConversationRecord) -> SessionState:
-    """A record as a `SessionState`, to show or export without any agent."""
-    state, _known = restore_state(record.session_id, store.items(record.id), record.meta)
-    return state
-
-
 async def start_conversation(
     client: AgentClient,
     store: RecordStore | None,
@@ -343,7 +337,7 @@ async def start_conversation(
 ) -> Opened:
     """Everything a front end does to get a session on a started client: pick the session
     `resume` names (an id or a prefix; "" for the most recent; None for a new session), open
-    it signed in (`auth`, else as `acp_tui.auth.with_sign_in` says), with `fork` go on in a
+    it signed in (`auth`, else as `sign_in.with_sign_in` says), with `fork` go on in a
     fork of it, and switch a new one to `mode` and `model` (the agent's defaults from the
     config: a value the agent does not offer becomes a warning notice, not an error).
 

@@ -22,7 +22,7 @@ import msgspec
 
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.images import KNOWN_TYPES, ImageError, ImageInfo, inspect
-from acp_tui.units import human_size
+from acp_tui.text import human_size
 
 ATTACH_LIMIT = 5 * 1024 * 1024
 """Bytes an attached image may have: agents' own limits are about this (Claude's is 5 MB)."""

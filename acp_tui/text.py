@@ -1,0 +1,43 @@
+"""Words for people: sizes (one way everywhere, 1024-based), text cut to fit a column, and
+diffs as git writes them."""
+
+from __future__ import annotations
+
+import difflib
+
+
+def human_size(size: int) -> str:
+    """`512 B`, `12.0 KB`, `3.4 MB`."""
+    value = float(size)
+    for unit in ("B", "KB", "MB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+def shorten(text: str, width: int) -> str:
+    """`text` if it fits in `width` characters, else its start and an ellipsis, `width` in
+    all."""
+    return text if len(text) <= width else text[: max(width - 1, 0)].rstrip() + "…"
+
+
+def git_style_diff(old_text: str, new_text: str, old_name: str, new_name: str) -> str:
+    """The unified diff of two texts as `git diff` writes it ("" if they are the same): lines
+    end at `\\n` only, and a last line without one is followed by `\\ No newline at end of
+    file`."""
+    lines = difflib.unified_diff(
+        _lines(old_text), _lines(new_text), fromfile=old_name, tofile=new_name
+    )
+    return "".join(
+        line if line.endswith("\n") else line + "\n\\ No newline at end of file\n" for line in lines
+    )
+
+
+def _lines(text: str) -> list[str]:
+    """Lines split at `\\n` only (like git, unlike `str.splitlines`), each keeping its `\\n`."""
+    parts = text.split("\n")
+    lines = [part + "\n" for part in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
