@@ -25,7 +25,9 @@ from acp_tui.conversation.opening import SessionEntry, list_sessions
 from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.records import RecordStore
 from acp_tui.records.export import record_markdown
-from acp_tui.session.controller import AgentClient, ClientOptions, ProtocolMismatch
+from acp_tui.session.client import AgentClient
+from acp_tui.session.handshake import ProtocolMismatch
+from acp_tui.session.options import ClientOptions
 from acp_tui.transport.launcher import LaunchError
 
 

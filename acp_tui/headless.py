@@ -34,15 +34,12 @@ from acp_tui.protocol.content import (
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.records import RecordStore
 from acp_tui.services.permissions import PermissionPolicy, PermissionRulesError
-from acp_tui.session.controller import (
-    AgentClient,
-    ClientOptions,
-    PendingPermission,
-    ProtocolMismatch,
-    Session,
-)
+from acp_tui.session.client import AgentClient
 from acp_tui.session.elicitation import PendingElicitation
+from acp_tui.session.handshake import ProtocolMismatch
+from acp_tui.session.options import ClientOptions
 from acp_tui.session.reducer import Change
+from acp_tui.session.session import PendingPermission, Session
 from acp_tui.session.state import (
     Message,
     Notice,

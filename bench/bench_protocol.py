@@ -40,7 +40,9 @@ from acp.schema import SessionNotification
 
 from acp_tui.check import live
 from acp_tui.check.live import LiveCheck
-from acp_tui.session.controller import AgentClient, ClientOptions, Session
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import Session
 from acp_tui.transport.connection import READ_SIZE, Connection
 
 SESSION = "sess_bench"

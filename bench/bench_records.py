@@ -39,7 +39,9 @@ from bench_protocol import SESSION, realistic_stream, spawn_writer
 from acp_tui.conversation.opening import list_sessions
 from acp_tui.records import Recorder, RecordStore
 from acp_tui.records.codec import encode_item
-from acp_tui.session.controller import AgentClient, ClientOptions, Session
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import Session
 from acp_tui.transport.connection import Connection
 from acp_tui.ui.app import NEVER, YOUNG_COLLECTION_EVERY
 

@@ -56,8 +56,11 @@ from textual.widgets import Static  # noqa: E402
 
 from acp_tui.cli import DEMO_AGENT  # noqa: E402
 from acp_tui.demo.long_session import write_long_session  # noqa: E402
-from acp_tui.session import controller  # noqa: E402
-from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, Session  # noqa: E402
+from acp_tui.session import client as controller  # noqa: E402
+from acp_tui.session.agent_info import AgentInfo  # noqa: E402
+from acp_tui.session.client import AgentClient  # noqa: E402
+from acp_tui.session.options import ClientOptions  # noqa: E402
+from acp_tui.session.session import Session  # noqa: E402
 from acp_tui.session.state import SessionState  # noqa: E402
 from acp_tui.ui.app import AcpApp  # noqa: E402
 from acp_tui.ui.conversation import Conversation  # noqa: E402

@@ -548,7 +548,8 @@ async def bench_memory(messages: int) -> None:
     from acp_tui.protocol.content import text_block
     from acp_tui.protocol.updates import AgentMessageChunk
     from acp_tui.session import reducer
-    from acp_tui.session.controller import AgentInfo, Session
+    from acp_tui.session.agent_info import AgentInfo
+    from acp_tui.session.session import Session
     from acp_tui.ui.app import AcpApp
     from acp_tui.ui.conversation import Conversation
     from acp_tui.ui.widgets.transcript import Transcript

@@ -23,7 +23,10 @@ from acp_tui.conversation.sign_in import (
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import text_block
 from acp_tui.records import RecordStore
-from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
+from acp_tui.session.agent_info import AgentInfo
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 
 AUTH_AGENT = [sys.executable, str(Path(__file__).parent / "agents" / "auth_agent.py")]
 ACP_TUI = [sys.executable, "-m", "acp_tui"]

@@ -13,7 +13,9 @@ import msgspec
 import pytest
 
 from acp_tui.protocol.content import text_block
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import Notice
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.permission_panel import PermissionPanel

@@ -21,7 +21,10 @@ from typing import Any
 import pytest
 
 from acp_tui.protocol.content import text_block
-from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
+from acp_tui.session.agent_info import AgentInfo
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from tests.support.jsonl import terminals, tool_calls
 from tests.support.schema import validate_transcript
 

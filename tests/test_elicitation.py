@@ -15,7 +15,7 @@ import pytest
 
 from acp_tui.demo.questions import ASK_FORM
 from acp_tui.protocol.content import text_block
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.client import AgentClient
 from acp_tui.session.elicitation import (
     Form,
     PendingElicitation,
@@ -26,6 +26,8 @@ from acp_tui.session.elicitation import (
     url_host,
     url_warnings,
 )
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import Notice
 from tests.support.schema import validate_transcript
 from tests.test_demo_agent_client import acp_tui

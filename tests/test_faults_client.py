@@ -1,6 +1,6 @@
 """`AgentClient` against hostile agents: what a front end (the TUI) builds on after a crash.
 
-The headless cases are in `tests/test_faults.py`; these drive the controller directly, as the
+The headless cases are in `tests/test_faults.py`; these drive the session client directly, as the
 TUI does, to check the pieces its "restart the agent" and "resume the session" rest on.
 """
 
@@ -13,7 +13,9 @@ import pytest
 
 from acp_tui.protocol.content import text_block
 from acp_tui.protocol.jsonrpc import ConnectionClosed
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import Message, Notice, SessionState
 from tests.agents.hostile import AGENTS, LOG_ENV, AgentLog, check_transcript, read_transcript
 

@@ -43,7 +43,9 @@ from acp_tui.protocol.updates import (
     decode_session_notification,
 )
 from acp_tui.session import reducer
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission, Session
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission, Session
 from acp_tui.session.state import (
     Message,
     Notice,

@@ -50,7 +50,9 @@ from acp_tui.protocol.images import (
     sniff_mime,
     too_large_to_show,
 )
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import SessionState
 from acp_tui.ui.render.pictures import load_picture
 from tests.support.schema import validate_transcript

@@ -13,7 +13,9 @@ import msgspec
 from acp_tui.protocol.content import text_block
 from acp_tui.protocol.updates import ToolCall, ToolCallUpdate
 from acp_tui.session import reducer
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import SessionState
 
 RAW_AGENT = Path(__file__).parent / "agents" / "raw_agent.py"

@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 
 from acp_tui.protocol.content import text_block
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
 from acp_tui.session.quirks import MISSING_FILE_READS_EMPTY, quirks_for
+from acp_tui.session.session import PendingPermission
 
 RAW_AGENT = Path(__file__).parent / "agents" / "raw_agent.py"
 

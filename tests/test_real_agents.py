@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from acp_tui.session.controller import ClientOptions
+from acp_tui.session.options import ClientOptions
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.message import AgentMessage

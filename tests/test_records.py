@@ -41,7 +41,9 @@ from acp_tui.records.codec import encode_item, recorded_state, restore_state
 from acp_tui.records.export import export_path, record_markdown, session_markdown
 from acp_tui.records.store import CHECKPOINT_EVERY, PAGE_SIZE, _Writer
 from acp_tui.session import reducer
-from acp_tui.session.controller import AgentInfo, ClientOptions, Session
+from acp_tui.session.agent_info import AgentInfo
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import Session
 from acp_tui.session.state import Notice
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]

@@ -1,7 +1,7 @@
 """The client services against real agent processes, over real pipes.
 
 A small client (`ServicesClient`) wires `transport.connection.Connection` to the services the
-way the session controller does: `fs/*` and `terminal/*` go to `ClientServices`, permission
+way the session client does: `fs/*` and `terminal/*` go to `ClientServices`, permission
 requests to a `PermissionPolicy`. Agents:
 
 - `tests/agents/escape_agent.py`, which tries every way out of the workspace we thought of: each

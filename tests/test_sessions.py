@@ -26,7 +26,10 @@ from acp_tui.protocol.jsonrpc import METHOD_NOT_FOUND, RpcError
 from acp_tui.records import Recorder, RecordStore
 from acp_tui.records.codec import recorded_state
 from acp_tui.session import reducer
-from acp_tui.session.controller import AgentClient, AgentInfo, ClientOptions, PendingPermission
+from acp_tui.session.agent_info import AgentInfo
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import Message, Notice
 from tests.support.cli import run_cli
 from tests.support.schema import validate_transcript
@@ -203,7 +206,7 @@ async def test_the_record_carries_on_when_the_agent_lost_the_session(tmp_path: P
 def sdk_record(store: RecordStore, cwd: Path, agent: str, argv: list[str]) -> None:
     """A recorded conversation with the SDK agent, session "0" (ids restart with each process)."""
     fake: Any = SimpleNamespace(info=AgentInfo(), options=ClientOptions(cwd=cwd))
-    from acp_tui.session.controller import Session
+    from acp_tui.session.session import Session
 
     session = Session(fake, "0")
     recorder = Recorder(store, session, agent=agent, command=argv)

@@ -40,7 +40,7 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "acp_tui.registry",  # the agent picker (Ctrl+N)
     "acp_tui.ui.screens.agent_picker",
     "urllib.request",
-    "acp_tui.session.controller",  # what talks to the agent, started after the first frame
+    "acp_tui.session.client",  # what talks to the agent, started after the first frame
     "acp_tui.transport.connection",  # (not the launcher: `acp-tui` spawns the agent before the app)
     "acp_tui.services.fs",
     "acp_tui.services.terminals",
@@ -83,9 +83,7 @@ def test_the_first_frame_loads_nothing_that_only_the_agent_or_a_dialog_needs(
 def test_starting_the_agent_leaves_the_schema_machinery_to_the_validator() -> None:
     """The TUI imports the live check and the controller as the agent starts; JSON Schema
     (a tenth of acp-tui's imports) is for the live check's validator process only."""
-    script = (
-        "import sys, acp_tui.check.live, acp_tui.session.controller; print(sorted(sys.modules))"
-    )
+    script = "import sys, acp_tui.check.live, acp_tui.session.client; print(sorted(sys.modules))"
     done = subprocess.run(
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
     )

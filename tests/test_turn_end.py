@@ -13,7 +13,9 @@ import pytest
 from acp_tui.protocol.content import text_block
 from acp_tui.protocol.jsonrpc import ConnectionClosed
 from acp_tui.session import reducer
-from acp_tui.session.controller import AgentClient, ClientOptions, PendingPermission
+from acp_tui.session.client import AgentClient
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import SessionState
 from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from tests.support.pilot import send, wait_idle, wait_permission

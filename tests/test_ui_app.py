@@ -742,7 +742,7 @@ async def test_command_palette_lists_actions_and_setting_values(run: Run) -> Non
 
 async def test_several_requests_queue_in_order(run: Run) -> None:
     from acp_tui.protocol import methods as m
-    from acp_tui.session.controller import PendingPermission
+    from acp_tui.session.session import PendingPermission
 
     async with run() as (app, pilot):
         session = app.session

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
-from acp_tui.conversation import opening
 from acp_tui.config import AgentConfig
+from acp_tui.conversation import opening
 from acp_tui.conversation.opening import SessionEntry
 from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.services.permissions import Rule

@@ -16,7 +16,7 @@ from textual import events
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ToolCallContent, text_block
 from acp_tui.protocol.updates import ToolCallUpdate
-from acp_tui.session.controller import PendingPermission
+from acp_tui.session.session import PendingPermission
 from acp_tui.session.state import Message
 from acp_tui.ui import key_guard
 from acp_tui.ui.app import AcpApp
@@ -214,7 +214,7 @@ def bare_request(session_id: str, tool_call: ToolCallUpdate | None, **fields: An
 
 
 def pending_of(app: AcpApp, request: m.PermissionRequest) -> PendingPermission:
-    """`request` as the controller hands it to the screen, without the session's tool call."""
+    """`request` as the session hands it to the screen, without the session's tool call."""
     assert app.session is not None
     tool_call = request.tool_call_update
     return PendingPermission(

@@ -21,7 +21,7 @@ from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, Staged, 
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint
 
 if TYPE_CHECKING:
-    from acp_tui.session.controller import Session
+    from acp_tui.session.session import Session
 
 T = TypeVar("T")
 FAILURES = (CheckpointError, GitFailed, OSError)

@@ -29,7 +29,8 @@ from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, METHOD_NOT_FOUND, Connection
 from acp_tui.records.codec import copy_state, restore_state
 from acp_tui.records.recorder import Recorder
 from acp_tui.records.store import ConversationRecord, RecordStore, parse_time
-from acp_tui.session.controller import AgentClient, Session
+from acp_tui.session.client import AgentClient
+from acp_tui.session.session import Session
 from acp_tui.session.state import SessionState
 
 

@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal, TypeVar
 import msgspec
 
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, RpcError
-from acp_tui.session.controller import AgentClient, AgentInfo
+from acp_tui.session.agent_info import AgentInfo
+from acp_tui.session.client import AgentClient
 
 if TYPE_CHECKING:
     from acp_tui.records.store import RecordStore

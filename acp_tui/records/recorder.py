@@ -26,7 +26,7 @@ from acp_tui.session.reducer import Change
 from acp_tui.session.state import Message
 
 if TYPE_CHECKING:
-    from acp_tui.session.controller import Session
+    from acp_tui.session.session import Session
 
 FLUSH_DELAY = 0.2
 WRITING_SHARE = 0.1

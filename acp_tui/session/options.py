@@ -1,6 +1,6 @@
 """How acp-tui runs an agent: the options the command line gathers before anything starts.
 
-Apart from `acp_tui.session.controller` so that the command line and the first frame need
+Apart from `acp_tui.session.client` so that the command line and the first frame need
 none of the machinery that runs an agent (connection, launcher, client services): that is
 imported once the screen is up.
 """

@@ -8,7 +8,7 @@ v1 and v2 updates land in the same state. The rules are the prompt-turn page's:
 - tool calls are upserts by `toolCallId` (an update may come before its `tool_call`); omitted
   fields keep, `null` resets, values replace (lists wholesale); `tool_call_content_chunk`
   appends one content item.
-The turn-level steps the controller takes (a prompt sent, a cancel, a stop reason) are here too,
+The turn-level steps a session takes (a prompt sent, a cancel, a stop reason) are here too,
 so every state change goes through one module with no I/O, no clock and no Textual.
 """
 

@@ -46,9 +46,10 @@ if TYPE_CHECKING:
     from acp_tui.conversation.opening import Opened, SessionEntry
     from acp_tui.conversation.sign_in import AuthChoice
     from acp_tui.records import RecordStore
-    from acp_tui.session.controller import AgentClient, PendingPermission, Session
+    from acp_tui.session.client import AgentClient
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.options import ClientOptions
+    from acp_tui.session.session import PendingPermission, Session
 
 mend()
 
@@ -246,7 +247,7 @@ class AcpApp(App[int]):
         # Here, not at the top: its JSON Schema validator is a tenth of the start-up's imports,
         # and nothing before the first frame needs it.
         from acp_tui.check.live import LiveCheck
-        from acp_tui.session.controller import AgentClient
+        from acp_tui.session.client import AgentClient
 
         if conversation.live_check is None:
             conversation.live_check = LiveCheck(
@@ -1144,7 +1145,7 @@ def startup_errors() -> tuple[type[Exception], ...]:
     """What starting an agent and opening its session may fail with, shown to the user."""
     from acp_tui.conversation.opening import NothingToResume
     from acp_tui.conversation.sign_in import AuthFailed
-    from acp_tui.session.controller import ProtocolMismatch
+    from acp_tui.session.handshake import ProtocolMismatch
     from acp_tui.transport.launcher import LaunchError
 
     return (LaunchError, ProtocolMismatch, RpcError, OSError, AuthFailed, NothingToResume)

@@ -42,8 +42,8 @@ from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar, turn_summary
 
 if TYPE_CHECKING:
-    from acp_tui.session.controller import PendingPermission, Session
     from acp_tui.session.elicitation import PendingElicitation
+    from acp_tui.session.session import PendingPermission, Session
     from acp_tui.ui.app import AcpApp
     from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
     from acp_tui.ui.widgets.permission_panel import PermissionPanel
@@ -535,7 +535,8 @@ class ChatScreen(Screen[None]):
     def ask_permission(self, pending: PendingPermission) -> None:
         panel = self._permission_panel()
         panel.add(pending)
-        panel.focus()
+        # After the refresh: just shown (`-open`), the panel is focusable once its styles are.
+        panel.call_after_refresh(panel.focus)
         self._waiting_for_user()
 
     def ask_question(self, pending: PendingElicitation) -> None:

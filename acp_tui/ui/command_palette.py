@@ -12,7 +12,7 @@ from textual.app import SystemCommand
 from acp_tui.protocol.jsonrpc import RpcError
 
 if TYPE_CHECKING:
-    from acp_tui.session.controller import Session
+    from acp_tui.session.session import Session
     from acp_tui.ui.app import AcpApp
 
 

@@ -14,7 +14,9 @@ if TYPE_CHECKING:
     from acp_tui.config import AgentConfig
     from acp_tui.conversation.opening import Opened
     from acp_tui.services.permissions import PermissionPolicy
-    from acp_tui.session.controller import AgentClient, ClientOptions, Session
+    from acp_tui.session.client import AgentClient
+    from acp_tui.session.options import ClientOptions
+    from acp_tui.session.session import Session
     from acp_tui.ui.chat_screen import ChatScreen
 
 MARKS = {

@@ -15,7 +15,7 @@ from textual.pilot import Pilot
 
 from acp_tui.cli import DEMO_AGENT
 from acp_tui.config import Config, Startup, demo_agent
-from acp_tui.session.controller import ClientOptions
+from acp_tui.session.options import ClientOptions
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.permission_panel import PermissionPanel

@@ -43,7 +43,7 @@ from acp_tui.ui.screens.rewind import Answer, RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
 
 if TYPE_CHECKING:
-    from acp_tui.session.controller import Session
+    from acp_tui.session.session import Session
     from acp_tui.ui.app import AcpApp
 
 T = TypeVar("T")

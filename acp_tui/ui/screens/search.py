@@ -12,7 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList
 from textual.widgets.option_list import Option
 
-from acp_tui.session.controller import Session
+from acp_tui.session.session import Session
 from acp_tui.session.state import Message, Notice, PlanState, TimelineItem, ToolCallState
 from acp_tui.ui.widgets.transcript import Transcript
 

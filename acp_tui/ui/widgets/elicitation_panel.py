@@ -160,7 +160,22 @@ class ElicitationPanel(Vertical, can_focus=True):
             self._show_url(request.url or "")
         else:
             self._show_form(current)
+        if self.is_mounted:
+            self._take_keys()
+
+    def on_mount(self) -> None:
+        # Mounted on the first question (`ChatScreen._question_panel`), which it was given
+        # before: focused before its styles applied (`display: none`), it was not focusable.
+        if self._shown is not None:
+            self._take_keys()
+
+    def _take_keys(self) -> None:
+        """Take the focus, guarded: the first field gets it once the user stopped typing."""
         self.guard.arm()
+        # After the refresh: just shown (`-open`), the panel is focusable once its styles are.
+        self.call_after_refresh(self._focus_guarded)
+
+    def _focus_guarded(self) -> None:
         self.focus()
         self.set_timer(self.guard.duration, self._settle)
 

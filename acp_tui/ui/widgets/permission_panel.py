@@ -37,7 +37,7 @@ from acp_tui.ui.widgets.render_view import RenderView
 from acp_tui.ui.widgets.tool_call import KIND_ICONS, inline_code, location_text
 
 if TYPE_CHECKING:
-    from acp_tui.session.controller import PendingPermission, Session
+    from acp_tui.session.session import PendingPermission, Session
 
 OPTION_KEYS = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
 OPTION_HINTS = {
@@ -233,6 +233,9 @@ class PermissionPanel(Widget, can_focus=True):
 
     def on_mount(self) -> None:
         self._refresh()  # fills in what was added as the screen mounted it (on first use)
+        if self.queue:
+            # Focused before its styles applied (`display: none`), it was not focusable.
+            self.call_after_refresh(self.focus)
 
     def _refresh(self) -> None:
         if self._rejected is not None:

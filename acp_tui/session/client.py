@@ -1,11 +1,11 @@
-"""Drives an agent: start and negotiate, open sessions, run prompt turns, cancel, shut down.
+"""Drives an agent process: start it and agree on a protocol version, open sessions on it,
+route what it sends, shut it down.
 
 `AgentClient` is acp-tui's side of one agent process. It answers what the agent asks (session
 updates go through the reducer; permission requests go to the policy, then to whoever shows
 them to the user; fs and terminal requests to the client services) and knows which protocol
-version the agent really speaks. `Session` is one ACP session on it, with its `SessionState`.
-Front ends (the TUI, headless mode) watch a session through its `listeners` and never speak
-JSON-RPC themselves.
+version the agent really speaks. `Session` (`acp_tui.session.session`) is one ACP session on
+it. Front ends reach both through a conversation (`acp_tui.conversation`), never JSON-RPC.
 """
 
 from __future__ import annotations
@@ -13,14 +13,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import Any
 
 import msgspec
 
-from acp_tui import __version__
 from acp_tui.protocol import methods as m
-from acp_tui.protocol.content import ContentBlock
 from acp_tui.protocol.jsonrpc import (
     INTERNAL_ERROR,
     INVALID_PARAMS,
@@ -30,394 +27,31 @@ from acp_tui.protocol.jsonrpc import (
     method_not_found,
 )
 from acp_tui.protocol.updates import (
-    ConfigOption,
     SessionNotification,
-    TurnUsage,
     UnknownUpdate,
     decode_session_notification,
-    turn_usage,
 )
 from acp_tui.services.dispatch import ClientServices
-from acp_tui.services.fs import FileSystemService, WriteRecord
-from acp_tui.services.terminals import TerminalService
-from acp_tui.session import reducer
+from acp_tui.session.agent_info import AgentInfo
 from acp_tui.session.elicitation import PendingElicitation, describe_answer, parse_form
+from acp_tui.session.handshake import (
+    ELICITATION_MODES,
+    ProtocolMismatch,
+    agent_info_from,
+    initialize_request,
+    shape_version,
+)
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
-from acp_tui.session.quirks import MISSING_FILE_READS_EMPTY, Quirk, quirks_for
-from acp_tui.session.reducer import Change
-from acp_tui.session.state import Mode, Notice, SessionState, ToolCallState
+from acp_tui.session.session import PendingPermission, Session, build_services
+from acp_tui.session.state import Notice, SessionState
 from acp_tui.transport.connection import Connection, TypedNotifications
 from acp_tui.transport.launcher import AgentProcess
 from acp_tui.transport.transcript import Transcript
-from acp_tui.workspace import Workspace
 
-CLIENT_INFO = m.Implementation(name="acp-tui", title="acp-tui", version=__version__)
-ELICITATION_MODES = {"form": {}, "url": {}}
-"""`clientCapabilities.elicitation`: both modes, each advertised explicitly as ACP asks."""
 _ORPHAN_LIMIT = 1000
 _ORPHAN_SESSIONS = 16
 """Updates kept for a session id we do not know yet (agents may send them before answering
 `session/new`); beyond this they are reported and dropped."""
-
-
-class ProtocolMismatch(Exception):
-    """The agent speaks no protocol version acp-tui supports."""
-
-
-class PendingPermission(msgspec.Struct, eq=False):
-    """A permission request waiting for an answer, bound to the turn it arrived in."""
-
-    session: Session
-    request: m.PermissionRequest
-    tool_call_id: str | None
-    future: asyncio.Future[m.PermissionResponse]
-
-    @property
-    def done(self) -> bool:
-        return self.future.done()
-
-    @property
-    def tool_call(self) -> ToolCallState | None:
-        """The tool call asked about, as the session knows it (a v1 request often repeats
-        only its id)."""
-        return self.session.state.tool_calls.get(self.tool_call_id or "")
-
-    def answer(self, response: m.PermissionResponse) -> None:
-        """Answer once; an answer after the turn moved on (cancelled) is ignored."""
-        if self.future.done():
-            return
-        self.future.set_result(response)
-        outcome = response.outcome
-        if self.tool_call_id is not None and isinstance(outcome, m.SelectedOutcome):
-            option = next(
-                (o for o in self.request.options if o.option_id == outcome.option_id), None
-            )
-            # Whoever answered (the user, a rule, headless policy): a call left open after a
-            # rejection is shown rejected when the turn ends, not merely cancelled.
-            if option is not None and option.kind.startswith("reject"):
-                reducer.tool_call_rejected(self.session.state, self.tool_call_id)
-
-    def select(self, option_id: str) -> None:
-        self.answer(m.PermissionResponse(m.SelectedOutcome(option_id)))
-
-    def cancel(self) -> None:
-        self.answer(m.PermissionResponse(m.CancelledOutcome()))
-
-
-class AgentInfo(msgspec.Struct):
-    name: str = ""
-    version: str = ""
-    title: str | None = None
-    protocol_version: int = 1
-    capabilities: dict[str, Any] = msgspec.field(default_factory=dict)
-    auth_methods: list[m.AuthMethod] = msgspec.field(default_factory=list)
-    quirks: tuple[Quirk, ...] = ()
-    """Known bugs of this agent's version that acp-tui works around (`acp_tui.session.quirks`)."""
-
-    def has_quirk(self, key: str) -> bool:
-        return any(quirk.key == key for quirk in self.quirks)
-
-    @property
-    def label(self) -> str:
-        return " ".join(p for p in (self.title or self.name, self.version) if p) or "agent"
-
-    def _marker(self, *path: str) -> Any:
-        node: Any = self.capabilities
-        for key in path:
-            node = node.get(key) if isinstance(node, dict) else None
-        return node
-
-    def supports(self, feature: str) -> bool:
-        """`load`, `resume`, `list`, `close`, `logout`, `image`, `audio`, `embedded_context`,
-        `mcp_stdio`, `mcp_http`, `mcp_sse`, `additional_directories`, `delete`, `fork`,
-        `providers`."""
-        if feature == "providers":
-            return self._marker("providers") is not None
-        if feature == "logout":
-            # v2: an agent with sign-in methods must take `auth/logout`.
-            if self.protocol_version >= 2:
-                return bool(self.auth_methods)
-            return self._marker("auth", "logout") is not None
-        if feature.startswith("mcp_"):
-            kind = feature.removeprefix("mcp_")
-            if self.protocol_version >= 2:
-                return kind != "sse" and self._marker("session", "mcp", kind) is not None
-            return kind == "stdio" or self._marker("mcpCapabilities", kind) is True
-        if feature in ("additional_directories", "delete", "fork"):
-            key = {"additional_directories": "additionalDirectories"}.get(feature, feature)
-            where = "session" if self.protocol_version >= 2 else "sessionCapabilities"
-            return self._marker(where, key) is not None
-        if self.protocol_version >= 2:
-            session = self._marker("session")
-            if feature in ("resume", "list", "close"):
-                return session is not None
-            if feature == "load":
-                return False
-            key = {"embedded_context": "embeddedContext"}.get(feature, feature)
-            return self._marker("session", "prompt", key) is not None
-        if feature == "load":
-            return self._marker("loadSession") is True
-        if feature in ("resume", "list", "close"):
-            return self._marker("sessionCapabilities", feature) is not None
-        key = {"embedded_context": "embeddedContext"}.get(feature, feature)
-        return self._marker("promptCapabilities", key) is True
-
-
-class Session:
-    """One ACP session: its state, and the turns the user runs in it."""
-
-    def __init__(self, client: AgentClient, session_id: str) -> None:
-        self.client = client
-        self.state = SessionState(session_id=session_id)
-        self.listeners: list[Callable[[Session, Change], None]] = []
-        self.pending_permissions: list[PendingPermission] = []
-        self.pending_elicitations: list[PendingElicitation] = []
-        self.services: ClientServices | None = None
-        self._turn_done: asyncio.Future[str | None] | None = None
-
-    @property
-    def id(self) -> str:
-        return self.state.session_id
-
-    @property
-    def version(self) -> int:
-        return self.client.info.protocol_version
-
-    @property
-    def busy(self) -> bool:
-        return self._turn_done is not None
-
-    @property
-    def turn_cancelled(self) -> bool:
-        """Whether the running (or just ended) turn was cancelled: what the agent asks now is
-        answered `cancelled` at once, never shown."""
-        return self.state.status == "cancelling" or (
-            self._turn_done is None and self.state.stop_reason == "cancelled"
-        )
-
-    # -- state changes ------------------------------------------------------------------------
-
-    def emit(self, change: Change) -> None:
-        for listener in self.listeners:
-            listener(self, change)
-
-    def apply(self, update: Any) -> None:
-        """Apply one update from the agent (the hot path of a streaming turn)."""
-        change = reducer.REDUCERS[update.__class__](self.state, update)
-        for listener in self.listeners:
-            listener(self, change)
-        if change.kind == "tool_call":
-            meta = getattr(update, "meta", None)
-            if isinstance(meta, dict) and not reducer.TERMINAL_META_KEYS.isdisjoint(meta):
-                for terminal_change in reducer.meta_terminal(self.state, change.item, meta):
-                    self.emit(terminal_change)
-        if change.kind == "status" and self.state.status == "idle" and self.version >= 2:
-            self._finish_turn(self.state.stop_reason)
-
-    def notice(self, severity: str, title: str, detail: str | None = None) -> None:
-        self.emit(reducer.add_notice(self.state, severity, title, detail))
-
-    # -- what the client services did for the agent --------------------------------------------
-
-    def terminal_started(self, terminal_id: str, command: str, cwd: str) -> None:
-        self.emit(reducer.terminal_started(self.state, terminal_id, command, cwd))
-
-    def terminal_output(self, terminal_id: str, data: bytes) -> None:
-        self.emit(reducer.terminal_output(self.state, terminal_id, data))
-
-    def terminal_exited(self, terminal_id: str, code: int | None, signal: str | None) -> None:
-        self.emit(reducer.terminal_exited(self.state, terminal_id, code, signal))
-
-    def file_written(self, record: WriteRecord) -> None:
-        """Show an agent's write as a diff against what was there (or why it was refused)."""
-        if record.written:
-            self.notice("write", f"wrote {record.path}", record.diff)
-        else:
-            self.notice(
-                "warning", f"refused to write {record.path}: {record.conflict}", record.diff
-            )
-
-    def apply_setup(self, setup: m.SessionSetup | None) -> None:
-        """Take the modes and config options a session/new, load or resume answered with."""
-        if setup is None:
-            return
-        if setup.modes is not None:
-            self.state.modes = [
-                Mode(x.id, x.name, x.description) for x in setup.modes.available_modes
-            ]
-            self.state.current_mode = setup.modes.current_mode_id
-            self.emit(Change("modes"))
-        if setup.config_options is not None:
-            self.state.config_options = list(setup.config_options)
-            self.emit(Change("config"))
-
-    # -- prompt turns -------------------------------------------------------------------------
-
-    async def prompt(self, content: list[ContentBlock]) -> str | None:
-        """Run one prompt turn; return its stop reason (`cancelled` after a cancel)."""
-        if self._turn_done is not None:
-            raise RuntimeError("a turn is already running in this session")
-        done = self._turn_done = asyncio.get_running_loop().create_future()
-        self.emit(reducer.begin_turn(self.state, content))
-        request = m.PromptRequest(self.id, content)
-        call = asyncio.ensure_future(
-            self.client.request("session/prompt", request, m.PromptResponse)
-        )
-        try:
-            # The turn can end without the agent's answer (`abandon_turn`: it ignored a
-            # cancel, or died); then the request is withdrawn.
-            await asyncio.wait((call, done), return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not call.done():
-                call.cancel()
-                call.add_done_callback(_ignore_outcome)
-        if call.done():
-            try:
-                response = call.result()
-            except RpcError:
-                if self.state.status == "cancelling":
-                    # Agents whose abort surfaces as an error still mean "cancelled".
-                    self._finish_turn("cancelled")
-                else:
-                    self._finish_turn(None)
-                    raise
-            else:
-                if self.version < 2:
-                    self._finish_turn(response.stop_reason, turn_usage(response.usage))
-        return await done
-
-    def _finish_turn(self, stop_reason: str | None, usage: TurnUsage | None = None) -> None:
-        done, self._turn_done = self._turn_done, None
-        if done is not None:
-            # Whatever the agent left open in this turn will not move any more.
-            for change in reducer.close_tool_calls(self.state):
-                self.emit(change)
-        self._cancel_pending()
-        if self.state.status != "idle" or self.state.stop_reason != stop_reason:
-            self.emit(reducer.end_turn(self.state, stop_reason, usage))
-        if done is not None and not done.done():
-            done.set_result(stop_reason)
-
-    async def cancel(self) -> None:
-        """Cancel the running turn: tell the agent, answer its pending permission requests
-        `cancelled`, and show unfinished tool calls cancelled. The turn ends when the agent
-        confirms; until then its updates keep coming in."""
-        if self._turn_done is None or self.state.status == "cancelling":
-            return
-        for change in reducer.cancel_turn(self.state):
-            self.emit(change)
-        self._cancel_pending()
-        with contextlib.suppress(ConnectionClosed):
-            await self.client.notify("session/cancel", m.SessionIdParams(self.id))
-
-    def _cancel_pending(self) -> None:
-        """Answer what the agent asked in this turn and the user has not answered:
-        `cancelled`."""
-        for pending in self.pending_permissions:
-            pending.cancel()
-        self.pending_permissions.clear()
-        for question in self.pending_elicitations:
-            question.cancel()
-        self.pending_elicitations.clear()
-
-    def abandon_turn(self, reason: str) -> None:
-        """End the turn without the agent (it died or stopped answering)."""
-        if self._turn_done is not None:
-            self.notice("error", reason)
-            self._finish_turn(None)
-
-    # -- modes and config ---------------------------------------------------------------------
-
-    async def set_mode(self, mode_id: str) -> None:
-        await self.client.request("session/set_mode", m.SetModeRequest(self.id, mode_id))
-        self.state.current_mode = mode_id
-        self.emit(Change("modes"))
-
-    async def set_config_option(self, option: ConfigOption, value: str | bool) -> None:
-        if self.version >= 2:
-            kind: str | msgspec.UnsetType = "boolean" if isinstance(value, bool) else "id"
-        else:
-            kind = "boolean" if isinstance(value, bool) else msgspec.UNSET
-        request = m.SetConfigOptionRequest(self.id, option.key, value, kind)
-        response = await self.client.request(
-            "session/set_config_option", request, m.SetConfigOptionResponse | None
-        )
-        if response is not None and response.config_options is not None:
-            self.state.config_options = list(response.config_options)
-        else:
-            option.current_value = value
-        self.emit(Change("config"))
-
-    async def select(self, category: str, value: str) -> None:
-        """Switch the session's `mode` or `model` (a config option category) to `value`: by
-        the config option of that category (the spec prefers those), else, for a mode, the
-        v1 modes API. Raises ValueError naming what the agent offers; RpcError if it refuses."""
-        for option in self.state.config_options:
-            if option.category == category and any(c.value == value for c in option.choices()):
-                await self.set_config_option(option, value)
-                return
-        if category == "mode" and any(mode.id == value for mode in self.state.modes):
-            await self.set_mode(value)
-            return
-        options = [o for o in self.state.config_options if o.category == category]
-        offered = [str(c.value) for o in options for c in o.choices()]
-        if category == "mode" and not offered:
-            offered = [mode.id for mode in self.state.modes]
-        listed = ", ".join(offered) or "none"
-        raise ValueError(f"unknown {category} {value!r}; the agent offers: {listed}")
-
-    # -- requests from the agent --------------------------------------------------------------
-
-    async def request_permission(self, request: m.PermissionRequest) -> m.PermissionResponse:
-        tool_call = request.tool_call_update
-        future: asyncio.Future[m.PermissionResponse] = asyncio.get_running_loop().create_future()
-        tool_call_id = tool_call.tool_call_id if tool_call is not None else None
-        if tool_call_id is None and request.subject is not None:
-            tool_call_id = request.subject.tool_call_id  # v2: a command for a shown call
-        pending = PendingPermission(self, request, tool_call_id, future)
-        cancelled = self.turn_cancelled
-        if cancelled:
-            # A request after cancel (even after the cancelled turn ended) is answered
-            # cancelled, never shown, never approved; nor may it revive a cancelled call.
-            pending.cancel()
-        else:
-            if tool_call is not None:
-                self.emit(reducer.patch_tool_call(self.state, tool_call))
-            self.pending_permissions.append(pending)
-        try:
-            if not cancelled:
-                await self.client.decide_permission(pending)
-            return await future
-        except asyncio.CancelledError:
-            if not cancelled:
-                self.notice("warning", f"The agent withdrew its request: {_asked_about(pending)}")
-            raise
-        finally:
-            with contextlib.suppress(ValueError):
-                self.pending_permissions.remove(pending)
-
-
-def build_services(session: Session) -> ClientServices:
-    """The fs and terminal services a v1 session offers its agent, confined to the workspace
-    and whatever the user allowed on purpose; their results are shown in the session."""
-    options = session.client.options
-    workspace = Workspace([options.cwd], allowed=options.allow_paths)
-    fs = None
-    if options.fs:
-        fs = FileSystemService(
-            workspace,
-            on_write=session.file_written,
-            missing_reads_empty=session.client.info.has_quirk(MISSING_FILE_READS_EMPTY),
-        )
-    terminals = None
-    if options.terminal:
-        terminals = TerminalService(
-            workspace,
-            on_start=session.terminal_started,
-            on_output=session.terminal_output,
-            on_exit=session.terminal_exited,
-        )
-    return ClientServices(fs, terminals)
 
 
 class AgentClient:
@@ -492,7 +126,7 @@ class AgentClient:
                     offered = 1
                     continue
                 raise
-            spoken = _shape_version(response)
+            spoken = shape_version(response)
             if spoken == offered and response.protocol_version == offered:
                 self._take(response, spoken)
                 await self._route_providers()
@@ -590,53 +224,19 @@ class AgentClient:
         return process.exit_description()
 
     async def _initialize(self, version: int) -> m.InitializeResponse:
-        params: Any
-        terminal_auth = self.options.terminal_auth
-        if version >= 2:
-            wanted: dict[str, Any] = {"auth": {"terminal": {}}} if terminal_auth else {}
-            if self.decide_elicitation is not None:
-                wanted["elicitation"] = ELICITATION_MODES
-            params = m.InitializeRequestV2(version, CLIENT_INFO, wanted)
-        else:
-            capabilities = m.ClientCapabilitiesV1(
-                fs=m.FileSystemCapability(self.options.fs, self.options.fs),
-                terminal=self.options.terminal,
-                # Compaction: the agent's context compactions as their own entries
-                # (Claude Code shows them as a tool call otherwise).
-                session={"configOptions": {"boolean": {}}, "compaction": {}},
-            )
-            if self._services_factory is None:
-                capabilities = m.ClientCapabilitiesV1(session=capabilities.session)
-            # Plans by id (`plan_update`, `plan_removed`: an approved plan of Claude Code's
-            # plan mode comes as a Markdown plan), as v2 has them.
-            capabilities.plan = {}
-            # Agents that run commands themselves stream them to clients that say they can
-            # show them (claude-agent-acp's Bash tool): see `reducer.meta_terminal`.
-            meta: dict[str, Any] = {"terminal_output": True, "terminal_output_delta": True}
-            if terminal_auth:
-                # The stable capability, and the older `_meta` one some agents still read.
-                capabilities.auth = {"terminal": True}
-                meta["terminal-auth"] = True
-            capabilities.meta = meta
-            if self.decide_elicitation is not None:
-                capabilities.elicitation = ELICITATION_MODES
-            params = m.InitializeRequestV1(version, capabilities, CLIENT_INFO)
-        return await self.request("initialize", params, m.InitializeResponse)
+        params = initialize_request(
+            self.options,
+            version,
+            questions=self.decide_elicitation is not None,
+            services=self._services_factory is not None,
+        )
+        result: m.InitializeResponse = await self.request(
+            "initialize", params, m.InitializeResponse
+        )
+        return result
 
     def _take(self, response: m.InitializeResponse, version: int) -> None:
-        info = (response.info if version >= 2 else response.agent_info) or m.AgentInfo()
-        capabilities = response.capabilities if version >= 2 else response.agent_capabilities
-        self.info = AgentInfo(
-            name=info.name,
-            version=info.version,
-            title=info.title,
-            protocol_version=version,
-            capabilities=capabilities or {},
-            auth_methods=[
-                a for a in response.auth_methods if a.type in ("agent", "terminal", "env_var")
-            ],
-            quirks=quirks_for(info.name, info.version),
-        )
+        self.info = agent_info_from(response, version)
         for quirk in self.info.quirks:
             self._note(f"quirk {quirk.key} applies to {self.info.label}: {quirk.summary}")
 
@@ -983,40 +583,8 @@ class AgentClient:
             session.notice("warning", message)
 
 
-def _asked_about(pending: PendingPermission) -> str:
-    call = pending.tool_call
-    if call is not None and call.title:
-        return call.title
-    return "permission"
-
-
-def _ignore_outcome(task: asyncio.Future[Any]) -> None:
-    """Collect the outcome of a request nobody waits for any more, so that its failure (the
-    agent was stopped) is not reported as never retrieved."""
-    if not task.cancelled():
-        task.exception()
-
-
 def _decode(params: msgspec.Raw, kind: type[Any]) -> Any:
     try:
         return msgspec.json.decode(params or b"null", type=kind)
     except msgspec.DecodeError as error:
         raise RpcError(INVALID_PARAMS, f"Invalid params: {error}") from error
-
-
-def _shown_path(path: Path, workspace: Path) -> str:
-    """A path as the user thinks of it: relative to the workspace when inside it."""
-    try:
-        return str(path.relative_to(workspace))
-    except ValueError:
-        return str(path)
-
-
-def _shape_version(response: m.InitializeResponse) -> int:
-    """The version an initialize result is shaped as, whatever number it carries: v2 results
-    must carry `info`, so a bare `{"protocolVersion": 2}` is a v1 agent echoing our offer."""
-    if response.info is not None:
-        return 2
-    if response.capabilities is not None and response.agent_capabilities is None:
-        return 2
-    return 1
