@@ -293,7 +293,7 @@ def _run(
             # The first turn's checkpoint is staged beside the agent starting up (and acp-tui
             # importing the rest of itself), not between the session opening and the prompt.
             checkpoints.stage_ahead()
-        from acp_tui.headless import HeadlessOptions, run_headless
+        from acp_tui.headless.run import HeadlessOptions, run_headless
 
         client_options.terminal_auth = sys.stdin.isatty()
         options = HeadlessOptions(
@@ -322,7 +322,7 @@ def _run(
         gc.freeze()
         return code
     # Off until the first frame: all the TUI's start-up makes lives as long as it does (see
-    # `AcpApp._pace_collector`, which turns it on).
+    # `acp_tui.ui.collector`, which turns it on).
     gc.disable()
     from acp_tui.ui.app import run_tui
 

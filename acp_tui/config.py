@@ -44,7 +44,6 @@ from acp_tui.paths import config_dir
 from acp_tui.services.permissions import (
     ANY_KIND,
     Mode,
-    PermissionPolicy,
     Rule,
     RuleDecision,
 )
@@ -214,34 +213,6 @@ class Startup(msgspec.Struct):
     def warnings(self) -> list[str]:
         """Config problems, one line each, to show where the user will see them."""
         return [str(problem) for problem in self.config.problems]
-
-
-class AgentPolicy(PermissionPolicy):
-    """The saved rules (`permissions.toml`) plus an agent's rules from the config file. Both
-    decide together, the most specific first, a saved rule winning a tie; saving (from the
-    permission dialog) writes only the saved ones, never the config's."""
-
-    def __init__(
-        self,
-        mode: Mode = "ask",
-        rules: list[Rule] | None = None,
-        *,
-        agent_rules: list[Rule] | None = None,
-        path: Path | None = None,
-    ) -> None:
-        super().__init__(mode, rules or [], path=path)
-        self.agent_rules = list(agent_rules or [])
-
-    def rule_for(self, kind: str | None, workspace: Path | None) -> Rule | None:
-        merged = PermissionPolicy(self.mode, [*self.agent_rules, *self.rules], path=self.path)
-        return merged.rule_for(kind, workspace)
-
-
-def load_policy(mode: Mode, agent: AgentConfig, directory: Path | None = None) -> AgentPolicy:
-    """The permission policy for a run with `agent`. Raises PermissionRulesError when the
-    saved rules cannot be read (as `PermissionPolicy.load`)."""
-    saved = PermissionPolicy.load(mode, directory)
-    return AgentPolicy(mode, saved.rules, agent_rules=agent.rules, path=saved.path)
 
 
 # -- reading the file -------------------------------------------------------------------------

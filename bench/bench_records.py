@@ -12,7 +12,7 @@ every gap between its turns:
 - acp-tui, Ctrl+O meanwhile: the same, and the session picker's list (`list_sessions`) read
                             10 ms after it began, as a user opening Ctrl+O right away does.
 
-The collector is paced as the TUI paces it (`AcpApp._pace_collector`: young collections as
+The collector is paced as the TUI paces it (`acp_tui.ui.collector`: young collections as
 usual, full ones only when the user is idle), so that a full collection, which a heap this
 size makes last 35 ms and more, lands in neither. Each is timed to the moment the rows are in
 the database. Prints the medians of the longest
@@ -43,7 +43,7 @@ from acp_tui.session.client import AgentClient
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import Session
 from acp_tui.transport.connection import Connection
-from acp_tui.ui.app import NEVER, YOUNG_COLLECTION_EVERY
+from acp_tui.ui.collector import NEVER, YOUNG_COLLECTION_EVERY
 
 TICK = 0.001
 LISTED = "acp-tui, Ctrl+O meanwhile"

@@ -229,7 +229,7 @@ async def stream(
 
 def collector_paced(run: Callable[[], Awaitable[Any]]) -> Callable[[], Awaitable[Any]]:
     """Run as the app does: startup objects frozen, young generations collected as usual, no
-    full collection mid-stream (see `AcpApp._pace_collector`)."""
+    full collection mid-stream (see `acp_tui.ui.collector`)."""
 
     async def paced() -> Any:
         gc.collect()

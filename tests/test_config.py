@@ -16,8 +16,8 @@ from acp_tui.config import (
     ConfigError,
     default_config_text,
     load_config,
-    load_policy,
 )
+from acp_tui.conversation.permissions import AgentPolicy
 from acp_tui.protocol.methods import PermissionOption, PermissionRequest
 from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import PermissionPolicy, Rule
@@ -283,7 +283,7 @@ def test_agent_rules_join_the_saved_ones_without_being_saved(tmp_path: Path) -> 
     saved = PermissionPolicy("ask", [Rule("execute", "reject")], path=tmp_path / "permissions.toml")
     saved.save()
     agent = AgentConfig("a", ["a"], rules=[Rule("read", "allow"), Rule("execute", "allow")])
-    policy = load_policy("ask", agent, tmp_path)
+    policy = AgentPolicy(PermissionPolicy.load("ask", tmp_path), agent.rules)
 
     def request(kind: str) -> PermissionRequest:
         options = [
@@ -295,8 +295,8 @@ def test_agent_rules_join_the_saved_ones_without_being_saved(tmp_path: Path) -> 
     assert policy.decide(request("read")).option_id == "y"  # the agent's rule
     assert policy.decide(request("execute")).option_id == "n"  # a tie: the saved rule wins
     assert policy.decide(request("edit")).ask
-    policy.add_rule(Rule("edit", "allow"))
-    policy.save()
+    policy.saved.add_rule(Rule("edit", "allow"))
+    policy.saved.save()
     assert "read" not in (tmp_path / "permissions.toml").read_text()
     assert [r.kind for r in PermissionPolicy.load("ask", tmp_path).rules] == ["execute", "edit"]
 

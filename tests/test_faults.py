@@ -379,6 +379,7 @@ async def test_a_malformed_answer_fails_the_request_instead_of_hanging(tmp_path:
 # -- sizes and shapes no one planned for ------------------------------------------------------
 
 
+@pytest.mark.xdist_group("floods")  # one at a time: each keeps a core busy
 async def test_a_50_mb_line_arrives_whole(tmp_path: Path) -> None:
     run = await headless(tmp_path, "huge-line")
     assert (run.status, run.out, run.err) == (0, "Regenerated big.txt\n", "")
@@ -392,6 +393,7 @@ async def test_a_50_mb_line_arrives_whole(tmp_path: Path) -> None:
     assert new_text == line * repeat and repeat * 39 > 50 * 1024 * 1024
 
 
+@pytest.mark.xdist_group("floods")  # one at a time: each keeps a core busy
 async def test_100k_updates_in_a_burst(tmp_path: Path) -> None:
     run = await headless(tmp_path, "update-burst")
     assert (run.status, run.err) == (0, "")
@@ -399,6 +401,7 @@ async def test_100k_updates_in_a_burst(tmp_path: Path) -> None:
     assert len(run.check_transcript()) == 100_000 + 6  # 3 requests, their 3 answers
 
 
+@pytest.mark.xdist_group("floods")  # one at a time: each keeps a core busy
 async def test_a_100_mb_stderr_flood_neither_blocks_the_agent_nor_fills_memory(
     tmp_path: Path,
 ) -> None:

@@ -23,7 +23,8 @@ import msgspec
 import pytest
 
 from acp_tui.demo.picture import demo_png
-from acp_tui.headless import JsonPrinter, Output, TerminalEvents, ToolCallEvents
+from acp_tui.headless.events import JsonPrinter, TerminalEvents, ToolCallEvents
+from acp_tui.headless.output import Output
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.session import reducer
 from acp_tui.session.state import SessionState, ToolCallState

@@ -44,7 +44,7 @@ from acp_tui.session import reducer
 from acp_tui.session.agent_info import AgentInfo
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import Session
-from acp_tui.session.state import Notice
+from acp_tui.session.state import Notice, PermissionAnswer
 
 ACP_TUI = [sys.executable, "-m", "acp_tui"]
 
@@ -77,7 +77,7 @@ def chunk(text: str) -> AgentMessageChunk:
 
 def play_a_turn(session: Session) -> None:
     """A turn with one of everything, as the agent would report it."""
-    session.emit(reducer.begin_turn(session.state, [text_block("please fix the bug")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("please fix the bug")]))
     session.apply(AgentThoughtChunk(content=text_block("Looking at it.")))
     session.apply(Plan(entries=[PlanEntry("Read the code"), PlanEntry("Fix it", "high")]))
     session.apply(
@@ -124,7 +124,7 @@ async def test_the_recorder_coalesces_writes_and_flushes_at_turn_end(tmp_path: P
     session = fake_session(tmp_path)
     recorder = Recorder(store, session, agent="demo", command=["demo"], delay=0.05)
     assert recorder.conversation is None  # nothing worth keeping yet
-    session.emit(reducer.begin_turn(session.state, [text_block("count to 2000")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("count to 2000")]))
     for number in range(2000):
         session.apply(chunk(f"{number} "))
     assert saves == []  # the hot path only notes what changed
@@ -168,7 +168,7 @@ async def test_a_long_history_is_written_a_slice_at_a_time(
     assert [encode_item(i) for i in state.timeline] == [
         encode_item(i) for i in session.state.timeline
     ]
-    session.emit(reducer.begin_turn(session.state, [text_block("and the tests")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("and the tests")]))
     for word in ("one ", "two ", "three"):
         session.apply(chunk(word))
     recorder.close()  # at once, whatever the slice
@@ -191,7 +191,7 @@ async def test_a_history_written_afresh_replaces_the_old_rows_with_its_last_slic
     store.save(old, [(seq, "notice", b'{"title":"old"}') for seq in range(1, 6)])
     [record] = store.conversations()
     session = fake_session(tmp_path)
-    session.emit(reducer.begin_turn(session.state, [text_block("replayed")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("replayed")]))
     session.apply(chunk("answer"))
     session.notice("info", "new")
     recorder = Recorder(
@@ -233,7 +233,7 @@ async def test_a_record_restores_to_the_same_state_and_goes_on_from_there(tmp_pa
     reopened = fake_session(tmp_path)
     reopened.state = state
     Recorder(store, reopened, agent="demo", command=["demo"], record=record, known=known)
-    reopened.emit(reducer.begin_turn(reopened.state, [text_block("and the tests")]))
+    reopened.emit_all(reducer.begin_turn(reopened.state, [text_block("and the tests")]))
     reopened.apply(ToolCallUpdate(tool_call_id="t1", title="Edit main.py again"))
     reopened.emit(reducer.end_turn(reopened.state, "end_turn"))
     assert len(store.items(record.id)) == len(rows) + 1
@@ -251,11 +251,13 @@ async def test_a_call_its_turn_closed_as_cancelled_is_not_rewritten_and_reads_ca
     store = open_store(tmp_path)
     session = fake_session(tmp_path)
     recorder = Recorder(store, session, agent="demo", command=["demo"])
-    session.emit(reducer.begin_turn(session.state, [text_block("run it")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("run it")]))
     session.apply(ToolCall(tool_call_id="run", title="Run it", status="in_progress"))
     session.apply(ToolCall(tool_call_id="asked", title="Edit it", status="pending"))
     recorder.flush(whole=True)  # both written while open
-    reducer.tool_call_rejected(session.state, "asked")
+    reducer.permission_answered(
+        session.state, PermissionAnswer("asked", "no", "user", rejected=True)
+    )
     for change in reducer.close_tool_calls(session.state):
         session.emit(change)
     session.emit(reducer.end_turn(session.state, "end_turn"))
@@ -291,7 +293,7 @@ async def test_a_conversation_deleted_by_another_process_is_recorded_afresh(
     store.settle()  # written
     elsewhere.delete(first)
     assert store.get(first) is None
-    session.emit(reducer.begin_turn(session.state, [text_block("and the tests")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("and the tests")]))
     session.apply(chunk("Done."))
     session.emit(reducer.end_turn(session.state, "end_turn"))
     # The save that finds it gone tells the loop: the conversation is written again with no
@@ -309,7 +311,7 @@ async def test_a_conversation_deleted_by_another_process_is_recorded_afresh(
         encode_item(i) for i in session.state.timeline
     ]
     assert bytes(state.terminals["term1"].output) == b"\x1b[32mok\x1b[0m\n"
-    other.emit(reducer.begin_turn(other.state, [text_block("still recorded")]))
+    other.emit_all(reducer.begin_turn(other.state, [text_block("still recorded")]))
     other.emit(reducer.end_turn(other.state, "end_turn"))
     assert {r.session_id for r in store.conversations()} == {"s1", "s2"}
     elsewhere.close()
@@ -639,7 +641,7 @@ async def test_a_compaction_restored_from_the_record_is_patched_in_place(tmp_pat
     store = open_store(tmp_path)
     session = fake_session(tmp_path)
     recorder = Recorder(store, session, agent="demo", command=["demo"])
-    session.emit(reducer.begin_turn(session.state, [text_block("/compact")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("/compact")]))
     session.apply(CompactionUpdate(compaction_id="c1", status="in_progress"))
     session.emit(reducer.end_turn(session.state, "end_turn"))
     recorder.close()

@@ -210,7 +210,7 @@ def sdk_record(store: RecordStore, cwd: Path, agent: str, argv: list[str]) -> No
 
     session = Session(fake, "0")
     recorder = Recorder(store, session, agent=agent, command=argv)
-    session.emit(reducer.begin_turn(session.state, [text_block("remember me")]))
+    session.emit_all(reducer.begin_turn(session.state, [text_block("remember me")]))
     session.apply(reducer.AgentMessageChunk(content=text_block("Client sent: remember me")))
     session.emit(reducer.end_turn(session.state, "end_turn"))
     recorder.close()

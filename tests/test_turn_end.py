@@ -16,7 +16,7 @@ from acp_tui.session import reducer
 from acp_tui.session.client import AgentClient
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import PendingPermission
-from acp_tui.session.state import SessionState
+from acp_tui.session.state import PermissionAnswer, SessionState
 from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from tests.support.pilot import send, wait_idle, wait_permission
 from tests.support.ui import started_app
@@ -68,7 +68,7 @@ def test_closing_a_turn_closes_only_its_open_calls() -> None:
         ("odd", "_paused"),  # a status from the future is the agent's to close, and kept
     ]:
         reducer.tool_call_for(state, call_id).status = status
-    reducer.tool_call_rejected(state, "asked")
+    reducer.permission_answered(state, PermissionAnswer("asked", "no", "user", rejected=True))
     changes = reducer.close_tool_calls(state)
     statuses = {k: v.status for k, v in state.tool_calls.items()}
     assert statuses == {
@@ -86,7 +86,7 @@ def test_a_cancel_shows_a_rejected_call_rejected() -> None:
     state = SessionState(session_id="s")
     reducer.begin_turn(state, [text_block("go")])
     reducer.tool_call_for(state, "asked")
-    reducer.tool_call_rejected(state, "asked")
+    reducer.permission_answered(state, PermissionAnswer("asked", "no", "user", rejected=True))
     reducer.cancel_turn(state)
     assert state.tool_calls["asked"].status == "rejected"
     assert not state.tool_calls["asked"].open

@@ -28,6 +28,7 @@ from acp_tui.registry.index import decode_index
 from acp_tui.registry.source import LoadedRegistry
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.command_palette import app_commands
+from acp_tui.ui.conversation import ConversationView
 from acp_tui.ui.screens import SignInScreen
 from acp_tui.ui.screens import agent_picker as picker_module
 from acp_tui.ui.screens.agent_picker import AgentPickerScreen
@@ -377,13 +378,13 @@ async def test_a_picked_agent_signs_in_in_a_terminal_with_its_command_and_env(
         app.options.terminal_auth = True  # as `acp-tui` runs the TUI
         # The test's terminal cannot be handed over: the login runs with its output captured.
         monkeypatch.setattr(app, "suspend", contextlib.nullcontext)
-        runner = app._run_terminal
+        runner = ConversationView.run_terminal
 
-        async def run_terminal(argv: list[str], env: dict[str, str]) -> int:
+        async def run_terminal(view: ConversationView, argv: list[str], env: dict[str, str]) -> int:
             ran.append(argv)
-            return await runner(argv, env)
+            return await runner(view, argv, env)
 
-        monkeypatch.setattr(app, "_run_terminal", run_terminal)
+        monkeypatch.setattr(ConversationView, "run_terminal", run_terminal)
         await open_picker(app, pilot)
         await pilot.press(*"authy", "enter")
         await wait_until(pilot, lambda: isinstance(app.screen, SignInScreen))

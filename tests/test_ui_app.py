@@ -742,7 +742,6 @@ async def test_command_palette_lists_actions_and_setting_values(run: Run) -> Non
 
 async def test_several_requests_queue_in_order(run: Run) -> None:
     from acp_tui.protocol import methods as m
-    from acp_tui.session.session import PendingPermission
 
     async with run() as (app, pilot):
         session = app.session
@@ -751,14 +750,8 @@ async def test_several_requests_queue_in_order(run: Run) -> None:
             m.PermissionOption("yes", "Allow once", "allow_once"),
             m.PermissionOption("no", "Reject", "reject_once"),
         ]
-        loop = asyncio.get_running_loop()
         requests = [
-            PendingPermission(
-                session=session,
-                request=m.PermissionRequest(session.id, options, title=f"request {n}"),
-                tool_call_id=None,
-                future=loop.create_future(),
-            )
+            session.permission_asked(m.PermissionRequest(session.id, options, title=f"request {n}"))
             for n in (1, 2)
         ]
         for pending in requests:

@@ -132,13 +132,13 @@ async def test_rewind_and_continue_from_there_in_a_new_session(
         assert (workspace / "app.py").read_text() == edited_app  # turn 1 is kept
         [notice] = notices(app, "info")
         assert notice.title == "A new session, from before turn 2 of the last one"
-        context = app.chat.context
+        context = app.conversation.conversation.context
         assert context is not None and "Turn 1. The user: /edit app.py" in context
         assert "README" not in context
 
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
-        assert app.chat.context is None
+        assert app.conversation.conversation.context is None
         prompt = next(m for m in app.session.state.timeline if getattr(m, "role", "") == "user")
         assert prompt.text.startswith("[Context from acp-tui]")  # type: ignore[union-attr]
         assert prompt.text.endswith("hello")  # type: ignore[union-attr]

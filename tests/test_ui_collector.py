@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from acp_tui.ui import app as app_module
+from acp_tui.ui import collector
 from tests.support.pilot import demo_app, demo_workspace, wait_until
 
 
@@ -33,7 +33,7 @@ class Cycle:
 async def test_the_collector_is_on_after_the_first_frame_and_startup_garbage_freed(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, collector_off: None
 ) -> None:
-    monkeypatch.setattr(app_module, "STARTUP_COLLECTION_DELAY", 0.1)
+    monkeypatch.setattr(collector, "STARTUP_COLLECTION_DELAY", 0.1)
     garbage = weakref.ref(Cycle())  # start-up's garbage: only the collector frees it
     app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
     async with app.run_test(size=(120, 40)) as pilot:

@@ -21,7 +21,7 @@ from acp_tui.services.permissions import Rule
 from acp_tui.session.state import Message
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.command_palette import app_commands
-from acp_tui.ui.conversation import Conversation
+from acp_tui.ui.conversation import ConversationView
 from acp_tui.ui.screens import SessionsScreen
 from acp_tui.ui.screens.help import KEYS
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
@@ -48,7 +48,7 @@ async def two_conversations(tmp_path: Path) -> AsyncIterator[tuple[AcpApp, Pilot
         yield app, pilot
 
 
-def _texts(conversation: Conversation) -> list[str]:
+def _texts(conversation: ConversationView) -> list[str]:
     assert conversation.session is not None
     return [i.text for i in conversation.session.state.timeline if isinstance(i, Message)]
 
@@ -57,7 +57,7 @@ def _bar(app: AcpApp) -> str:
     return str(app.chat.query_one(SessionBar).render())
 
 
-def _pid(conversation: Conversation) -> int:
+def _pid(conversation: ConversationView) -> int:
     assert conversation.client is not None and conversation.client.process is not None
     return conversation.client.process.process.pid
 

@@ -13,6 +13,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
 from textual.pilot import Pilot
 
 from acp_tui.ui.app import AcpApp
@@ -75,11 +76,14 @@ class Ticker:
         self.timer.stop()
 
 
+# The floods run one at a time (on one worker): each keeps a core busy for many seconds.
+@pytest.mark.xdist_group("floods")
+@pytest.mark.timeout(300)
 async def test_a_50_mb_line_arrives_whole_and_the_ui_stays_responsive(tmp_path: Path) -> None:
     async with started(tmp_path, argv=AGENTS["huge-line"].argv()) as (app, pilot):
         ticker = Ticker(app)
         prompt = await ask(app, pilot, "big")
-        await wait_until(pilot, lambda: finished(app), timeout=60)
+        await wait_until(pilot, lambda: finished(app), timeout=240)
         await pilot.pause()
         ticker.stop()
         assert app.session is not None
@@ -95,11 +99,13 @@ async def test_a_50_mb_line_arrives_whole_and_the_ui_stays_responsive(tmp_path: 
     assert len(read_transcript(tmp_path / "transcript.jsonl")) > 3
 
 
+@pytest.mark.xdist_group("floods")
+@pytest.mark.timeout(300)
 async def test_100k_updates_in_a_burst_all_arrive(tmp_path: Path) -> None:
     async with started(tmp_path, argv=AGENTS["update-burst"].argv()) as (app, pilot):
         ticker = Ticker(app)
         prompt = await ask(app, pilot, "burst")
-        await wait_until(pilot, lambda: finished(app), timeout=30)
+        await wait_until(pilot, lambda: finished(app), timeout=240)
         await pilot.pause()
         ticker.stop()
         assert "".join(message_texts(app)[1:]) == "".join(f"{n} " for n in range(100_000))
@@ -108,11 +114,13 @@ async def test_100k_updates_in_a_burst_all_arrive(tmp_path: Path) -> None:
     assert len(read_transcript(tmp_path / "transcript.jsonl")) == 100_000 + 6
 
 
+@pytest.mark.xdist_group("floods")
+@pytest.mark.timeout(300)
 async def test_a_100_mb_stderr_flood_is_bounded_and_the_turn_finishes(tmp_path: Path) -> None:
     peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux
     async with started(tmp_path, argv=AGENTS["stderr-flood"].argv()) as (app, pilot):
         prompt = await ask(app, pilot, "flood")
-        await wait_until(pilot, lambda: finished(app), timeout=30)
+        await wait_until(pilot, lambda: finished(app), timeout=240)
         await pilot.pause()
         assert "Flooding stderr, and still here" in message_texts(app)
         client = app.client
@@ -138,7 +146,7 @@ async def test_a_resize_while_streaming_leaves_the_answer_intact(tmp_path: Path)
         await pilot.pause(0.02)
         await pilot.resize_terminal(120, 40)
         assert app.session is not None and app.session.busy, "the stream ended before the resize"
-        await wait_until(pilot, lambda: finished(app), timeout=30)
+        await wait_until(pilot, lambda: finished(app), timeout=240)
         await wait_idle(app, pilot)
         text = "".join(message_texts(app))
         streamed = text[text.index("1 2 3") : text.index("Done:")]

@@ -97,7 +97,7 @@ async def test_a_reject_rule_saved_from_the_dialog(run: Run, tmp_path: Path) -> 
         await wait_idle(app, pilot)
         assert (workspace / "app.py").read_text() == before
         assert f"rejected by rule: always reject edit in {workspace}" in _notices(app)
-        assert app.policy.rules[-1].decision == "reject"
+        assert app.policy.saved.rules[-1].decision == "reject"
 
 
 # -- restarting the agent ---------------------------------------------------------------------

@@ -4,7 +4,6 @@ own still shows what it is about."""
 
 from __future__ import annotations
 
-import asyncio
 import sys
 from pathlib import Path
 from typing import Any
@@ -214,19 +213,13 @@ def bare_request(session_id: str, tool_call: ToolCallUpdate | None, **fields: An
 
 
 def pending_of(app: AcpApp, request: m.PermissionRequest) -> PendingPermission:
-    """`request` as the session hands it to the screen, without the session's tool call."""
+    """`request` as the session takes it from the agent: waiting, its tool call merged."""
     assert app.session is not None
-    tool_call = request.tool_call_update
-    return PendingPermission(
-        session=app.session,
-        request=request,
-        tool_call_id=tool_call.tool_call_id if tool_call is not None else None,
-        future=asyncio.get_running_loop().create_future(),
-    )
+    return app.session.permission_asked(request)
 
 
 async def ask(app: AcpApp, pilot: Any, request: m.PermissionRequest) -> PendingPermission:
-    """Show `request` as if the agent sent it, without giving the session its tool call."""
+    """Show `request` as if the agent sent it (not to the policy: to the user)."""
     pending = pending_of(app, request)
     app.chat.ask_permission(pending)
     await wait_permission(app, pilot)
@@ -258,7 +251,9 @@ async def test_the_dialog_is_mounted_when_first_asked_and_shows_what_came_meanwh
         assert order.index("paused") < order.index("permission") < order.index("queue")
 
 
-async def test_a_request_whose_tool_call_has_no_card_shows_its_own_fields(tmp_path: Path) -> None:
+async def test_a_request_carrying_its_tool_call_shows_its_fields(tmp_path: Path) -> None:
+    """The request is the only copy of the call (no update came before it): the session
+    takes it in as the request comes, and the dialog shows it from there."""
     async with started_app(tmp_path) as (app, pilot):
         assert app.session is not None
         inline = ToolCallUpdate(
@@ -269,7 +264,7 @@ async def test_a_request_whose_tool_call_has_no_card_shows_its_own_fields(tmp_pa
             raw_input={"path": "build/", "recursive": True},
         )
         await ask(app, pilot, bare_request(app.session.id, inline))
-        assert "call-elsewhere" not in app.session.state.tool_calls
+        assert app.session.state.tool_calls["call-elsewhere"].title == "Delete `build/`"
         panel = panel_of(app)
         title = str(panel.query_one(".permission--title").render())
         assert "delete" in title and "Delete build/" in title

@@ -19,6 +19,7 @@ from textual.pilot import Pilot
 
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.support.pilot import (
@@ -30,6 +31,9 @@ from tests.support.pilot import (
     wait_started,
     wait_until,
 )
+
+# One worker for them all: they share a fixed workspace path (the header shows it).
+pytestmark = pytest.mark.xdist_group("snapshots")
 
 SIZE = (110, 34)
 SCRATCH = Path(tempfile.gettempdir()) / "acp-tui-snapshots"
@@ -47,6 +51,7 @@ def shoot(snap_compare: Any) -> Callable[[Scene], bool]:
             await wait_started(app, pilot)
             app.chat.query_one(PromptInput).cursor_blink = False  # a blink is not a change
             await scene(app, pilot)
+            await wait_until(pilot, lambda: _settled(app))
             await pilot.pause(0.2)  # what the scene set off is drawn (a dialog mounts late)
 
         return bool(snap_compare(app, terminal_size=SIZE, run_before=run_before))
@@ -62,9 +67,9 @@ async def _top(app: AcpApp, pilot: Pilot[Any]) -> None:
 def test_streaming_answer(shoot: Callable[[Scene], bool]) -> None:
     async def scene(app: AcpApp, pilot: Pilot[Any]) -> None:
         await send(app, pilot, "slow 30")
-        # The slow scenario ticks once a second: caught after the first tick, mid-turn.
-        await wait_until(pilot, lambda: "1/30" in _last_text(app))
-        await pilot.pause(0.05)
+        # The slow scenario ticks once a second: caught after the second tick, mid-turn (a
+        # second before the third, settled and drawn).
+        await wait_until(pilot, lambda: _showing(app, "2/30"))
 
     assert shoot(scene)
 
@@ -149,6 +154,17 @@ def test_inspector(shoot: Callable[[Scene], bool]) -> None:
         await pilot.pause()
 
     assert shoot(scene)
+
+
+def _settled(app: AcpApp) -> bool:
+    """Every streamed text is drawn as it stands."""
+    return all(view.settled for view in app.chat.query(MarkdownView))
+
+
+def _showing(app: AcpApp, text: str) -> bool:
+    """`text` is in a message on screen, drawn."""
+    views = list(app.chat.query(MarkdownView))
+    return any(text in view.source for view in views) and _settled(app)
 
 
 def _last_text(app: AcpApp) -> str:

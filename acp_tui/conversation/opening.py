@@ -30,6 +30,7 @@ from acp_tui.records.codec import copy_state, restore_state
 from acp_tui.records.recorder import Recorder
 from acp_tui.records.store import ConversationRecord, RecordStore, parse_time
 from acp_tui.session.client import AgentClient
+from acp_tui.session.reducer import adopt_history
 from acp_tui.session.session import Session
 from acp_tui.session.state import SessionState
 
@@ -203,7 +204,7 @@ async def open_conversation(
         return await _continue_from_record(client, store, agent, record, history, known, error)
     if replayed and history is not None and not session.state.timeline:
         # Some agents "load" without replaying anything: the record is all there is.
-        _adopt(session.state, history)
+        adopt_history(session.state, history)
         replayed = False
     recorder = None
     if store is not None:
@@ -288,18 +289,6 @@ def _record(
     if store is None:
         return None
     return Recorder(store, session, agent=agent, command=client.argv)
-
-
-def _adopt(state: SessionState, history: SessionState) -> None:
-    """Put a recorded history into a just-opened session's (empty) timeline."""
-    state.timeline[:0] = history.timeline
-    state.messages.update(history.messages)
-    state.tool_calls.update(history.tool_calls)
-    state.plans.update(history.plans)
-    state.terminals.update(history.terminals)
-    state.turn = max(state.turn, history.turn)
-    state.local_ids = max(state.local_ids, history.local_ids)
-    state.title = state.title or history.title
 
 
 def _history(

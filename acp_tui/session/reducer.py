@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import binascii
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 from msgspec import UNSET
@@ -30,6 +30,7 @@ from acp_tui.protocol.updates import (
     AvailableCommandsUpdate,
     CompactionSummaryChunk,
     CompactionUpdate,
+    ConfigOption,
     ConfigOptionUpdate,
     CurrentModeUpdate,
     Notice,
@@ -53,13 +54,34 @@ from acp_tui.protocol.updates import (
 )
 from acp_tui.session import state as s
 
+ChangeKind = Literal[
+    "message",
+    "tool_call",
+    "tool_call_closed",
+    "plan",
+    "plan_removed",
+    "terminal",
+    "notice",
+    "permission",
+    "commands",
+    "modes",
+    "config",
+    "info",
+    "usage",
+    "status",
+]
+"""What a change is about: a timeline item or terminal (`item` is it), a permission request
+answered (`delta` is the `PermissionAnswer`; `item` the notice saying so, if any), or a
+session-wide field (`item` is None; for the turn's `status` at its end, the notice saying why
+it stopped, if it was not `end_turn`)."""
+
 
 class Change(msgspec.Struct, gc=False):
     """What an update changed. `item` is the changed object (a `Message`, `ToolCallState`,
     `PlanState`, `TerminalState`, `Notice`, or None for session-wide fields); `delta` is what
     was appended, when the change was an append (a renderer then draws only that)."""
 
-    kind: str
+    kind: ChangeKind
     item: Any = None
     delta: Any = None
 
@@ -444,8 +466,9 @@ def _b64(data: str) -> bytes:
 # -- turns ------------------------------------------------------------------------------------
 
 
-def begin_turn(state: s.SessionState, prompt: list[ContentBlock]) -> Change:
-    """The user sent a prompt: show it at once, until the agent reports it under its own id."""
+def begin_turn(state: s.SessionState, prompt: list[ContentBlock]) -> list[Change]:
+    """The user sent a prompt: show it at once, until the agent reports it under its own id;
+    the turn is running."""
     state.turn += 1
     state.status = "running"
     state.stop_reason = None
@@ -454,7 +477,7 @@ def begin_turn(state: s.SessionState, prompt: list[ContentBlock]) -> Change:
     message.content = list(prompt)
     state.sent_prompt = message
     state.last_message = message
-    return Change("message", message)
+    return [Change("message", message), Change("status")]
 
 
 def cancel_turn(state: s.SessionState) -> list[Change]:
@@ -478,23 +501,114 @@ def close_tool_calls(state: s.SessionState) -> list[Change]:
     return changes
 
 
-def tool_call_rejected(state: s.SessionState, tool_call_id: str) -> None:
-    """The user rejected the permission request for this tool call. Nothing shows it yet:
-    the agent may still report the call itself (failed, or done differently); only a call it
-    leaves open is shown rejected when the turn ends (`close_tool_calls`)."""
-    state.rejected_tool_calls.add(tool_call_id)
+def permission_answered(
+    state: s.SessionState, answer: s.PermissionAnswer, said: str | None = None
+) -> Change:
+    """A permission request was answered; `said`: the line that says how (a policy's answer).
+    A rejection shows nothing of the tool call yet: the agent may still report it (failed,
+    or done differently); only a call it leaves open is shown rejected when the turn ends
+    (`close_tool_calls`)."""
+    if answer.rejected and answer.tool_call_id is not None:
+        state.rejected_tool_calls.add(answer.tool_call_id)
+    notice = None
+    if said is not None:
+        notice = s.Notice("auto", said, None, state.turn)
+        _add(state, notice)
+        state.last_message = None
+    return Change("permission", notice, answer)
+
+
+def session_setup(
+    state: s.SessionState,
+    modes: list[s.Mode] | None,
+    current_mode: str | None,
+    config_options: list[ConfigOption] | None,
+) -> list[Change]:
+    """The modes and config options a `session/new`, `load` or `resume` answered with (None:
+    not given)."""
+    changes = []
+    if modes is not None:
+        state.modes, state.current_mode = modes, current_mode
+        changes.append(Change("modes"))
+    if config_options is not None:
+        state.config_options = config_options
+        changes.append(Change("config"))
+    return changes
+
+
+def mode_set(state: s.SessionState, mode_id: str) -> Change:
+    """The agent took `session/set_mode`."""
+    state.current_mode = mode_id
+    return Change("modes")
+
+
+def config_set(
+    state: s.SessionState,
+    option: ConfigOption,
+    value: str | bool,
+    options: list[ConfigOption] | None,
+) -> Change:
+    """The agent took `session/set_config_option`: `options` when it answered with them all,
+    else `option` now has `value`."""
+    if options is not None:
+        state.config_options = options
+    else:
+        option.current_value = value
+    return Change("config")
+
+
+def adopt_history(state: s.SessionState, history: s.SessionState) -> None:
+    """Put a recorded history into a just-opened session's (empty) timeline, before anyone
+    listens to it."""
+    state.timeline[:0] = history.timeline
+    state.messages.update(history.messages)
+    state.tool_calls.update(history.tool_calls)
+    state.plans.update(history.plans)
+    state.terminals.update(history.terminals)
+    state.turn = max(state.turn, history.turn)
+    state.local_ids = max(state.local_ids, history.local_ids)
+    state.title = state.title or history.title
+
+
+STOP_NOTICES: dict[str, tuple[str, str, str | None]] = {
+    "cancelled": ("info", "Turn cancelled", None),
+    "refusal": (
+        "warning",
+        "The agent refused to continue",
+        "This prompt, and what the agent said after it, will not be part of what it remembers "
+        "next turn: rephrase it (↑ brings it back), or go on with something else.",
+    ),
+    "max_tokens": ("warning", "The agent stopped: it reached its token limit", None),
+    "max_turn_requests": ("warning", "The agent stopped: too many requests in one turn", None),
+}
+"""What the session says when a turn ends other than `end_turn`."""
+
+
+def stop_notice(stop_reason: str | None) -> tuple[str, str, str | None] | None:
+    """The notice for a turn's end: none for `end_turn` (or no answer at all), and a plain one
+    for a reason this version does not know (an agent's own, a later protocol's)."""
+    if stop_reason is None or stop_reason == "end_turn":
+        return None
+    return STOP_NOTICES.get(stop_reason, ("warning", f"The agent stopped: {stop_reason}", None))
 
 
 def end_turn(
     state: s.SessionState, stop_reason: str | None, usage: TurnUsage | None = None
 ) -> Change:
-    """The turn ended (with the tokens it took, when the agent said)."""
+    """The turn ended (with the tokens it took, when the agent said); the change's `item` is
+    the notice saying why it stopped, when it was not `end_turn`."""
     state.status = "idle"
     state.stop_reason = stop_reason
     state.sent_prompt = None
     if usage is not None:
         state.turn_usage = usage
-    return Change("status")
+    said = stop_notice(stop_reason)
+    if said is None:
+        return Change("status")
+    notice = s.Notice(*said, state.turn)
+    _add(state, notice)
+    state.last_message = None
+    return Change("status", notice)
 
 
 def add_notice(

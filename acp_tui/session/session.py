@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -27,12 +27,13 @@ from acp_tui.protocol.updates import (
 )
 from acp_tui.services.dispatch import ClientServices
 from acp_tui.services.fs import FileSystemService, WriteRecord
+from acp_tui.services.permissions import Decision
 from acp_tui.services.terminals import TerminalService
 from acp_tui.session import reducer
 from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.quirks import MISSING_FILE_READS_EMPTY
 from acp_tui.session.reducer import Change
-from acp_tui.session.state import Mode, SessionState, ToolCallState
+from acp_tui.session.state import Mode, PermissionAnswer, SessionState, ToolCallState
 from acp_tui.workspace import Workspace
 
 if TYPE_CHECKING:
@@ -57,26 +58,37 @@ class PendingPermission(msgspec.Struct, eq=False):
         only its id)."""
         return self.session.state.tool_calls.get(self.tool_call_id or "")
 
-    def answer(self, response: m.PermissionResponse) -> None:
-        """Answer once; an answer after the turn moved on (cancelled) is ignored."""
+    def answer(
+        self,
+        response: m.PermissionResponse,
+        *,
+        by: Literal["user", "policy", "turn"] = "user",
+        reason: str | None = None,
+        said: str | None = None,
+    ) -> None:
+        """Answer once (`by` whom; `reason`: the policy's; `said`: a line saying so in the
+        session); an answer after the turn moved on (cancelled) is ignored."""
         if self.future.done():
             return
         self.future.set_result(response)
         outcome = response.outcome
-        if self.tool_call_id is not None and isinstance(outcome, m.SelectedOutcome):
-            option = next(
-                (o for o in self.request.options if o.option_id == outcome.option_id), None
-            )
-            # Whoever answered (the user, a rule, headless policy): a call left open after a
-            # rejection is shown rejected when the turn ends, not merely cancelled.
-            if option is not None and option.kind.startswith("reject"):
-                reducer.tool_call_rejected(self.session.state, self.tool_call_id)
+        option_id = outcome.option_id if isinstance(outcome, m.SelectedOutcome) else None
+        option = next((o for o in self.request.options if o.option_id == option_id), None)
+        # Whoever answered (the user, a rule, headless policy): a call left open after a
+        # rejection is shown rejected when the turn ends, not merely cancelled.
+        rejected = option is not None and option.kind.startswith("reject")
+        answer = PermissionAnswer(self.tool_call_id, option_id, by, reason, rejected)
+        self.session.emit(reducer.permission_answered(self.session.state, answer, said))
+
+    def answer_by_policy(self, decision: Decision, said: str) -> None:
+        """Answer as a rule or the `--permission` mode decided, `said` in the session."""
+        self.answer(decision.response(), by="policy", reason=decision.reason, said=said)
 
     def select(self, option_id: str) -> None:
         self.answer(m.PermissionResponse(m.SelectedOutcome(option_id)))
 
-    def cancel(self) -> None:
-        self.answer(m.PermissionResponse(m.CancelledOutcome()))
+    def cancel(self, *, by: Literal["user", "policy", "turn"] = "user") -> None:
+        self.answer(m.PermissionResponse(m.CancelledOutcome()), by=by)
 
 
 class Session:
@@ -117,6 +129,10 @@ class Session:
         for listener in self.listeners:
             listener(self, change)
 
+    def emit_all(self, changes: Iterable[Change]) -> None:
+        for change in changes:
+            self.emit(change)
+
     def apply(self, update: Any) -> None:
         """Apply one update from the agent (the hot path of a streaming turn)."""
         change = reducer.REDUCERS[update.__class__](self.state, update)
@@ -125,8 +141,7 @@ class Session:
         if change.kind == "tool_call":
             meta = getattr(update, "meta", None)
             if isinstance(meta, dict) and not reducer.TERMINAL_META_KEYS.isdisjoint(meta):
-                for terminal_change in reducer.meta_terminal(self.state, change.item, meta):
-                    self.emit(terminal_change)
+                self.emit_all(reducer.meta_terminal(self.state, change.item, meta))
         if change.kind == "status" and self.state.status == "idle" and self.version >= 2:
             self._finish_turn(self.state.stop_reason)
 
@@ -157,15 +172,12 @@ class Session:
         """Take the modes and config options a session/new, load or resume answered with."""
         if setup is None:
             return
+        modes = current = None
         if setup.modes is not None:
-            self.state.modes = [
-                Mode(x.id, x.name, x.description) for x in setup.modes.available_modes
-            ]
-            self.state.current_mode = setup.modes.current_mode_id
-            self.emit(Change("modes"))
-        if setup.config_options is not None:
-            self.state.config_options = list(setup.config_options)
-            self.emit(Change("config"))
+            modes = [Mode(x.id, x.name, x.description) for x in setup.modes.available_modes]
+            current = setup.modes.current_mode_id
+        options = list(setup.config_options) if setup.config_options is not None else None
+        self.emit_all(reducer.session_setup(self.state, modes, current, options))
 
     # -- prompt turns -------------------------------------------------------------------------
 
@@ -174,7 +186,7 @@ class Session:
         if self._turn_done is not None:
             raise RuntimeError("a turn is already running in this session")
         done = self._turn_done = asyncio.get_running_loop().create_future()
-        self.emit(reducer.begin_turn(self.state, content))
+        self.emit_all(reducer.begin_turn(self.state, content))
         request = m.PromptRequest(self.id, content)
         call = asyncio.ensure_future(
             self.client.request("session/prompt", request, m.PromptResponse)
@@ -206,8 +218,7 @@ class Session:
         done, self._turn_done = self._turn_done, None
         if done is not None:
             # Whatever the agent left open in this turn will not move any more.
-            for change in reducer.close_tool_calls(self.state):
-                self.emit(change)
+            self.emit_all(reducer.close_tool_calls(self.state))
         self._cancel_pending()
         if self.state.status != "idle" or self.state.stop_reason != stop_reason:
             self.emit(reducer.end_turn(self.state, stop_reason, usage))
@@ -220,8 +231,7 @@ class Session:
         confirms; until then its updates keep coming in."""
         if self._turn_done is None or self.state.status == "cancelling":
             return
-        for change in reducer.cancel_turn(self.state):
-            self.emit(change)
+        self.emit_all(reducer.cancel_turn(self.state))
         self._cancel_pending()
         with contextlib.suppress(ConnectionClosed):
             await self.client.notify("session/cancel", m.SessionIdParams(self.id))
@@ -230,7 +240,7 @@ class Session:
         """Answer what the agent asked in this turn and the user has not answered:
         `cancelled`."""
         for pending in self.pending_permissions:
-            pending.cancel()
+            pending.cancel(by="turn")
         self.pending_permissions.clear()
         for question in self.pending_elicitations:
             question.cancel()
@@ -246,8 +256,7 @@ class Session:
 
     async def set_mode(self, mode_id: str) -> None:
         await self.client.request("session/set_mode", m.SetModeRequest(self.id, mode_id))
-        self.state.current_mode = mode_id
-        self.emit(Change("modes"))
+        self.emit(reducer.mode_set(self.state, mode_id))
 
     async def set_config_option(self, option: ConfigOption, value: str | bool) -> None:
         if self.version >= 2:
@@ -258,11 +267,10 @@ class Session:
         response = await self.client.request(
             "session/set_config_option", request, m.SetConfigOptionResponse | None
         )
+        options = None
         if response is not None and response.config_options is not None:
-            self.state.config_options = list(response.config_options)
-        else:
-            option.current_value = value
-        self.emit(Change("config"))
+            options = list(response.config_options)
+        self.emit(reducer.config_set(self.state, option, value, options))
 
     async def select(self, category: str, value: str) -> None:
         """Switch the session's `mode` or `model` (a config option category) to `value`: by
@@ -284,28 +292,35 @@ class Session:
 
     # -- requests from the agent --------------------------------------------------------------
 
-    async def request_permission(self, request: m.PermissionRequest) -> m.PermissionResponse:
+    def permission_asked(self, request: m.PermissionRequest) -> PendingPermission:
+        """The agent asks `request`: its tool call (as the request carries it) merged into
+        the state, and the request waiting in `pending_permissions`, the one place requests
+        wait for an answer. A request after a cancel (even after the cancelled turn ended) is
+        answered cancelled at once: never shown, never approved, nor may it revive a
+        cancelled call."""
         tool_call = request.tool_call_update
         future: asyncio.Future[m.PermissionResponse] = asyncio.get_running_loop().create_future()
         tool_call_id = tool_call.tool_call_id if tool_call is not None else None
         if tool_call_id is None and request.subject is not None:
             tool_call_id = request.subject.tool_call_id  # v2: a command for a shown call
         pending = PendingPermission(self, request, tool_call_id, future)
-        cancelled = self.turn_cancelled
-        if cancelled:
-            # A request after cancel (even after the cancelled turn ended) is answered
-            # cancelled, never shown, never approved; nor may it revive a cancelled call.
-            pending.cancel()
-        else:
-            if tool_call is not None:
-                self.emit(reducer.patch_tool_call(self.state, tool_call))
-            self.pending_permissions.append(pending)
+        if self.turn_cancelled:
+            pending.cancel(by="turn")
+            return pending
+        if tool_call is not None:
+            self.emit(reducer.patch_tool_call(self.state, tool_call))
+        self.pending_permissions.append(pending)
+        return pending
+
+    async def request_permission(self, request: m.PermissionRequest) -> m.PermissionResponse:
+        pending = self.permission_asked(request)
+        asked = not pending.done
         try:
-            if not cancelled:
+            if asked:
                 await self.client.decide_permission(pending)
-            return await future
+            return await pending.future
         except asyncio.CancelledError:
-            if not cancelled:
+            if asked:
                 self.notice("warning", f"The agent withdrew its request: {_asked_about(pending)}")
             raise
         finally:

@@ -92,6 +92,20 @@ class Notice(_Item):
     """The agent's id for what it stands for, when it has one (a compaction's)."""
 
 
+class PermissionAnswer(msgspec.Struct, frozen=True):
+    """How a permission request was answered: what a `permission` change carries."""
+
+    tool_call_id: str | None
+    option_id: str | None
+    """The option chosen; None: the request was answered `cancelled`."""
+    by: Literal["user", "policy", "turn"]
+    """Who answered: the user, a rule or the `--permission` mode, or the turn's end (a cancel)."""
+    reason: str | None = None
+    """Why, when the policy answered (the rule, or the mode)."""
+    rejected: bool = False
+    """The option chosen is a rejection."""
+
+
 class Mode(msgspec.Struct):
     id: str
     name: str

@@ -7,7 +7,6 @@ for the app, which owns the agent. It never speaks JSON-RPC.
 from __future__ import annotations
 
 import contextvars
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
@@ -20,10 +19,9 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from acp_tui.conversation.attachments import Attachment, clipboard_image, image_from_file
-from acp_tui.conversation.mentions import NO_IMAGES, prompt_blocks, rank, workspace_files
-from acp_tui.protocol.content import ContentBlock, text_block
+from acp_tui.conversation.mentions import NO_IMAGES, rank, workspace_files
+from acp_tui.conversation.prompt import Prompt, only_refused_images
 from acp_tui.protocol.images import ImageError
-from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
 from acp_tui.protocol.updates import display_order
 from acp_tui.session.reducer import Change
 from acp_tui.ui.browser import open_in_browser
@@ -35,13 +33,14 @@ from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.prompt_input import PromptInput
-from acp_tui.ui.widgets.queued_prompts import QueuedPrompt, QueuedPrompts
+from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
 from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
 from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar, turn_summary
 
 if TYPE_CHECKING:
+    from acp_tui.conversation.conversation import Conversation
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.session import PendingPermission, Session
     from acp_tui.ui.app import AcpApp
@@ -50,26 +49,6 @@ if TYPE_CHECKING:
 
 CANCEL_GRACE = 10.0
 """Seconds an agent gets to confirm a cancel before the turn is ended without it."""
-STOP_NOTICES: dict[str, tuple[str, str, str | None]] = {
-    "cancelled": ("info", "Turn cancelled", None),
-    "refusal": (
-        "warning",
-        "The agent refused to continue",
-        "This prompt, and what the agent said after it, will not be part of what it remembers "
-        "next turn: rephrase it (↑ brings it back), or go on with something else.",
-    ),
-    "max_tokens": ("warning", "The agent stopped: it reached its token limit", None),
-    "max_turn_requests": ("warning", "The agent stopped: too many requests in one turn", None),
-}
-"""What the transcript says when a turn ends other than `end_turn`."""
-
-
-def stop_notice(stop_reason: str | None) -> tuple[str, str, str | None] | None:
-    """The notice for a turn's end: none for `end_turn` (or no answer at all), and a plain one
-    for a reason this version does not know (an agent's own, a later protocol's)."""
-    if stop_reason is None or stop_reason == "end_turn":
-        return None
-    return STOP_NOTICES.get(stop_reason, ("warning", f"The agent stopped: {stop_reason}", None))
 
 
 class ChatScreen(Screen[None]):
@@ -102,12 +81,12 @@ class ChatScreen(Screen[None]):
         self.workspace = workspace
         self.history = history
         self.session: Session | None = None
-        self.queue: list[QueuedPrompt] = []
+        self.conversation: Conversation | None = None
+        """The conversation shown, once its agent starts (`follow`)."""
+        self.queue: list[Prompt] = []
         self.files: list[str] = []
         self._sending = False
         self._title_before: str | None = None
-        self.context: str | None = None
-        """Sent ahead of the next prompt (a new session's summary of the turns it continues)."""
         self._permissions: PermissionPanel | None = None
         """The permission dialog, once mounted (see `_permission_panel`)."""
         self._questions: ElicitationPanel | None = None
@@ -165,13 +144,14 @@ class ChatScreen(Screen[None]):
     def agent_restarting(self) -> None:
         self.query_one(SessionHeader).status = "starting"
 
+    def follow(self, conversation: Conversation) -> None:
+        """Show `conversation`: every change of its session, whichever it is (`attach`)."""
+        self.conversation = conversation
+        conversation.subscribe(self._on_change)
+
     def attach(self, session: Session) -> None:
-        """Show `session` and follow its changes (instead of the one shown, if any)."""
-        old = self.session
-        if old is not None and self._on_change in old.listeners:
-            old.listeners.remove(self._on_change)
+        """Show `session` (the conversation's now), instead of the one shown, if any."""
         self.session = session
-        session.listeners.append(self._on_change)
         header = self.query_one(SessionHeader)
         if header.status in ("exited", "starting"):
             header.status = session.state.status
@@ -268,7 +248,7 @@ class ChatScreen(Screen[None]):
         if text.strip():
             self.history.add(text)
         prompt.clear()
-        self.queue.append(QueuedPrompt(text, bar.take()))
+        self.queue.append(Prompt(text, bar.take()))
         self._show_queue()
         self._send_next()
 
@@ -287,64 +267,20 @@ class ChatScreen(Screen[None]):
             self._send_next()
             return
         self._sending = True
-        self._run_turn(session, queued)
+        self._run_turn(queued)
 
     @work(group="turn", exit_on_error=False)
-    async def _run_turn(self, session: Session, queued: QueuedPrompt) -> None:
-        text = queued.text
-        stop_reason: str | None = None
-        checkpoints = self.app.checkpoints
+    async def _run_turn(self, prompt: Prompt) -> None:
+        conversation = self.conversation
+        assert conversation is not None
         try:  # whatever fails, later prompts are still sent (`_sending` is reset)
-            blocks = self._prompt_content(session, queued)
-            if self.context is not None:
-                blocks = [text_block(self.context), *blocks]
-                self.context = None
-            await checkpoints.before_turn(session, text)
-            # `prompt` marks the session busy before its first await: show it once it has.
-            self.call_later(self._sync_busy)
-            try:
-                stop_reason = await session.prompt(blocks)
-            except ConnectionClosed:
-                pass  # the agent is gone; the controller has said so in the transcript
-            except RpcError as error:
-                if error.code == AUTH_REQUIRED:
-                    session.notice("warning", "The agent asks you to sign in again", error.message)
-                    await self.app.sign_in_again(session)
-                else:
-                    session.notice("error", "The agent failed the prompt", error.message)
-            await checkpoints.after_turn(session)
+            await conversation.run_turn(prompt)
         finally:
             self._sending = False
-        transcript = self.query_one(Transcript)
-        transcript.turn_ended()
-        notice = stop_notice(stop_reason)
-        if notice is not None:
-            session.notice(*notice)
+        self.query_one(Transcript).turn_ended()
         self._restore_title()
         self._sync_busy()
         self._send_next()
-
-    def _prompt_content(self, session: Session, queued: QueuedPrompt) -> list[ContentBlock]:
-        """The prompt's blocks: its text, its `@file` mentions, its attachments. What cannot go
-        as asked (an image to an agent that takes none) is said in the transcript."""
-        info = session.client.info
-        images = info.supports("image")
-        content = prompt_blocks(
-            queued.text,
-            self.workspace,
-            embed=info.supports("embedded_context"),
-            images=images,
-        )
-        if queued.attachments and not images:
-            names = ", ".join(attachment.name for attachment in queued.attachments)
-            content.problems.append(f"{NO_IMAGES}: {names} not sent")
-        elif images:
-            content.blocks.extend(_new_images(content.blocks, queued.attachments))
-        if not queued.text.strip() and len(content.blocks) > 1:
-            del content.blocks[0]  # no text was typed: an empty text block tells the agent nothing
-        for problem in content.problems:
-            session.notice("warning", problem)
-        return content.blocks
 
     def _show_queue(self) -> None:
         self.query_one(QueuedPrompts).show(self.queue)
@@ -377,14 +313,15 @@ class ChatScreen(Screen[None]):
 
     def _takes_images(self) -> bool:
         """Whether the agent takes images (before it has said, it is given the benefit)."""
-        session = self.session
-        return session is None or session.client.info.supports("image")
+        conversation = self.conversation
+        return conversation is None or conversation.agent_info.supports("image")
 
-    def _images_refused(self, session: Session, queued: QueuedPrompt) -> bool:
+    def _images_refused(self, session: Session, queued: Prompt) -> bool:
         """Whether `queued` is only images, for an agent that takes none (they were attached
         before it said so): sent, it would be an empty text. The images go back to the
         attachment bar, not lost, and the transcript says why."""
-        if queued.text.strip() or not queued.attachments or session.client.info.supports("image"):
+        conversation = self.conversation
+        if conversation is None or not only_refused_images(queued, conversation.agent_info):
             return False
         bar = self.query_one(AttachmentBar)
         for attachment in queued.attachments:
@@ -585,21 +522,21 @@ class ChatScreen(Screen[None]):
         """Why the user rejected a request: the next prompt in that session, ahead of the
         queue, sent once the turn is over (Codex, for one, ends the turn at a rejection)."""
         if event.text and event.session is self.session:
-            self.queue.insert(0, QueuedPrompt(event.text))
+            self.queue.insert(0, Prompt(event.text))
             self._show_queue()
         if not self._permission_panel().queue:
             self.query_one(PromptInput).focus()
         self._send_next()
 
     def on_permission_panel_rule_wanted(self, event: PermissionPanel.RuleWanted) -> None:
+        conversation = self.conversation
+        if conversation is None:
+            return
         # The rule first: the agent's next request of this kind must find it.
-        self.app.save_rule(event.rule)
+        conversation.save_rule(event.rule)
         event.pending.select(event.option_id)
-        panel = self._permission_panel()
-        for pending in list(panel.queue):  # others waiting that the new rule answers
-            if not pending.done:
-                self.app.answer_by_policy(pending)
-        panel.prune()
+        conversation.answer_waiting_by_policy()  # others waiting that the new rule answers
+        self._permission_panel().prune()
 
     def _restore_title(self) -> None:
         if self._title_before is not None:
@@ -624,19 +561,11 @@ class ChatScreen(Screen[None]):
 
     def cancel_turn(self) -> bool:
         """Cancel the running turn (the draft stays). False if there is none."""
-        session = self.session
-        if session is None or not session.busy:
+        conversation = self.conversation
+        if conversation is None or not conversation.cancel(CANCEL_GRACE):
             return False
-        if session.state.status != "cancelling":
-            self.run_worker(session.cancel(), group="cancel", exit_on_error=False)
-            self.set_timer(CANCEL_GRACE, partial(self._cancel_ignored, session))
         self._prune_dialogs()
         return True
-
-    def _cancel_ignored(self, session: Session) -> None:
-        if session.busy and session.state.status == "cancelling":
-            session.abandon_turn(f"The agent ignored the cancel for {CANCEL_GRACE:g} s")
-            self.app.agent_ignored_cancel(self)
 
     def action_scroll_transcript(self, direction: int) -> None:
         self.query_one(Transcript).scroll_pages(direction)
@@ -663,8 +592,9 @@ class ChatScreen(Screen[None]):
         """The changes view: what each turn changed in the workspace, and undo."""
         from acp_tui.ui.screens.changes import ChangesScreen
 
-        if self.session is not None:
-            self.app.push_screen(ChangesScreen(self.app.checkpoints, self.session, turn))
+        changes = self.conversation.changes() if self.conversation is not None else None
+        if changes is not None:
+            self.app.push_screen(ChangesScreen(changes, turn))
 
     @on(NoticeLine.ChangesWanted)
     def _changes_wanted(self, event: NoticeLine.ChangesWanted) -> None:
@@ -710,20 +640,6 @@ def _short_path(path: Path) -> str:
         return "~/" + str(path.relative_to(home)) if path != home else "~"
     except ValueError:
         return str(path)
-
-
-def _new_images(
-    blocks: list[ContentBlock], attachments: tuple[Attachment, ...]
-) -> list[ContentBlock]:
-    """The attachments' blocks, less the images already among `blocks` or each other (one both
-    @mentioned and pasted goes once)."""
-    sent = {block.data for block in blocks if block.type == "image"}
-    new: list[ContentBlock] = []
-    for attachment in attachments:
-        if attachment.block.data not in sent:
-            sent.add(attachment.block.data)
-            new.append(attachment.block)
-    return new
 
 
 def _failure_block(message: str) -> Block:

@@ -111,11 +111,10 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
 def _undo_rewind(app: AcpApp) -> None:
     from acp_tui.ui.screens.changes import undo_last_rewind
 
-    session = app.session
-    if session is not None:
-        app.run_worker(
-            undo_last_rewind(app, app.checkpoints, session), group="rewind", exit_on_error=False
-        )
+    conversation = app.conversation.conversation
+    changes = conversation.changes() if conversation is not None else None
+    if changes is not None:
+        app.run_worker(undo_last_rewind(app, changes), group="rewind", exit_on_error=False)
 
 
 def setting_commands(app: AcpApp, session: Session) -> Iterator[SystemCommand]:

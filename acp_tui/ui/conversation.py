@@ -1,4 +1,5 @@
-"""One conversation of the app: its chat screen, its agent process and its session.
+"""One conversation of the app, as the TUI shows it: its chat screen (the base of a screen
+stack of its own) and the `Conversation` behind it, to which it is the front end.
 
 The app holds a list of them; each runs its own agent, so a turn in one never waits for
 another, and a permission request waits in its own conversation's dialog.
@@ -7,24 +8,28 @@ another, and a permission request waits in its own conversation's dialog.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from typing import TYPE_CHECKING
+
+from acp_tui.conversation.front_end import FrontEnd
+from acp_tui.ui.widgets.inspector import Inspector
+from acp_tui.ui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
     from acp_tui.check.live import LiveCheck
     from acp_tui.config import AgentConfig
+    from acp_tui.conversation.conversation import Conversation
     from acp_tui.conversation.opening import Opened
-    from acp_tui.services.permissions import PermissionPolicy
+    from acp_tui.conversation.permissions import AgentPolicy
+    from acp_tui.conversation.sign_in import AuthChoice
+    from acp_tui.session.agent_info import AgentInfo
     from acp_tui.session.client import AgentClient
+    from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.options import ClientOptions
-    from acp_tui.session.session import Session
+    from acp_tui.session.session import PendingPermission, Session
+    from acp_tui.ui.app import AcpApp
     from acp_tui.ui.chat_screen import ChatScreen
 
-MARKS = {
-    "working": "●",
-    "waiting": "◆",
-    "idle": "○",
-    "stopped": "✗",
-}
 STATES = {
     "starting": "working",
     "running": "working",
@@ -33,47 +38,70 @@ STATES = {
     "idle": "idle",
     "exited": "stopped",
 }
+"""The session bar's state of a conversation, by its header's status."""
 
 
-class Conversation:
-    """A chat screen (the base of its own screen stack, `mode`) and the agent behind it."""
+class ConversationView(FrontEnd):
+    """A chat screen and the conversation it shows; the conversation's front end."""
 
-    def __init__(self, mode: str, number: int, agent: AgentConfig, options: ClientOptions) -> None:
+    asks_permission = True
+    answers_questions = True
+    chooses_sign_in = True
+    runs_terminal = True
+    inspects_traffic = True
+
+    def __init__(
+        self, app: AcpApp, mode: str, number: int, agent: AgentConfig, options: ClientOptions
+    ) -> None:
+        self.app = app
         self.mode = mode
         """The app's screen mode that shows this conversation (its dialogs stack there)."""
         self.number = number
         """1 for the first conversation opened, then 2, 3…: its name in the session bar."""
         self.agent = agent
-        """The agent it runs (its command, its env, its name in the records); a restart
-        starts this one again."""
+        """The agent it runs (its command, its env, its name in the records)."""
         self.options = options
         """What its agent is started with: the app's for the first conversation, a copy for
         each later one (an `env_var` sign-in changes only that conversation's env)."""
-        self.policy: PermissionPolicy | None = None
-        """Its permission rules: the saved ones and its own agent's from the config (loaded
-        as the agent starts; another conversation's agent never answers by them)."""
         self.chat: ChatScreen | None = None
-        self.client: AgentClient | None = None
-        self.session: Session | None = None
-        self.opened: Opened | None = None
+        self.conversation: Conversation | None = None
+        """Made as its agent starts, after the first frame (its modules are most of acp-tui)."""
         self.live_check: LiveCheck | None = None
         """Checks what the agent sends against the schema (kept across restarts)."""
-        self.agent_running = True
-        """False once the agent exited or could not start: then it can be restarted."""
-        self.agent_unresponsive = False
-        """The agent ignored a cancel: it can be stopped (and restarted)."""
-        self.closing = False
-        """Ctrl+W closes it: its agent's exit is expected, not reported."""
-        self.forking = False
-        """A fork (`session/fork`) is on its way, to be shown in place of its session."""
         self.started = asyncio.Event()
         """Set once the session is open (or the agent failed to start)."""
+
+    # -- what the app and the tests read ----------------------------------------------------
+
+    @property
+    def client(self) -> AgentClient | None:
+        return self.conversation.client if self.conversation is not None else None
+
+    @property
+    def session(self) -> Session | None:
+        return self.conversation.session if self.conversation is not None else None
+
+    @property
+    def opened(self) -> Opened | None:
+        return self.conversation.opened if self.conversation is not None else None
+
+    @property
+    def policy(self) -> AgentPolicy | None:
+        return self.conversation.policy if self.conversation is not None else None
+
+    @property
+    def agent_running(self) -> bool:
+        """False once the agent exited or could not start: then it can be restarted."""
+        return self.conversation is None or self.conversation.running
+
+    @property
+    def agent_unresponsive(self) -> bool:
+        """The agent ignored a cancel: it can be stopped (and restarted)."""
+        return self.conversation is not None and self.conversation.unresponsive
 
     @property
     def state(self) -> str:
         """`working`, `waiting` (for you), `idle` or `stopped`, as its header shows it."""
-        from acp_tui.ui.widgets.session_header import SessionHeader
-
         if self.chat is None or not self.chat.is_mounted:
             return "working"
         status = self.chat.query_one(SessionHeader).status
@@ -84,10 +112,90 @@ class Conversation:
     @property
     def label(self) -> str:
         """What the session bar calls it: the session title, else the agent's name."""
-        from acp_tui.ui.widgets.session_header import SessionHeader
-
         name = ""
         if self.chat is not None and self.chat.is_mounted:
             header = self.chat.query_one(SessionHeader)
             name = header.title or header.agent
         return f"{self.number} {name}".strip()
+
+    # -- the front end -------------------------------------------------------------------------
+
+    def _chat(self) -> ChatScreen:
+        chat = self.chat
+        assert chat is not None
+        return chat
+
+    def agent_starting(self, label: str) -> None:
+        if label:
+            self._chat().query_one(SessionHeader).agent = label
+        else:
+            self._chat().agent_restarting()
+        self.app.refresh_bindings()
+
+    def agent_started(self, info: AgentInfo) -> None:
+        self._chat().agent_started(info.label, info.protocol_version)
+
+    def agent_down(self, message: str) -> None:
+        self._chat().agent_failed(message)
+        self.app.refresh_bindings()
+
+    def agent_exited(self, description: str) -> None:
+        self._chat().agent_exited(description)
+        self.app.refresh_bindings()
+
+    def cancel_ignored(self) -> None:
+        self.app.refresh_bindings()
+        self.say(
+            "warning",
+            "The agent may be stuck: Ctrl+R stops and restarts it (your draft stays); "
+            "Ctrl+P, Stop the agent: only stops it",
+        )
+        self.app.notify("Ctrl+R stops and restarts it.", title="The agent ignored the cancel")
+
+    def session_shown(self, session: Session) -> None:
+        self._chat().attach(session)
+
+    def say(self, severity: str, title: str, detail: str | None = None) -> None:
+        session = self.session
+        if session is not None:
+            session.notice(severity, title, detail)
+        else:
+            self.app.notify(detail or title, title=title, severity="warning")
+
+    def warn(self, message: str, *, title: str | None = None) -> None:
+        self.app.notify(message, title=title or "", severity="warning", timeout=8)
+
+    def inspect(self, kind: str, text: str) -> None:
+        with contextlib.suppress(Exception):
+            self._chat().query_one(Inspector).add(kind, text)
+
+    def violation(self, problem: str) -> None:
+        """The live check found a message that breaks the schema: shown in the inspector and
+        counted in the status line, never in the conversation itself."""
+        with contextlib.suppress(Exception):
+            self._chat().protocol_violation(problem)
+
+    async def ask_permission(self, pending: PendingPermission) -> None:
+        """In this conversation's own dialog, shown or not: the request waits there, and the
+        session bar says the conversation waits for you."""
+        self._chat().ask_permission(pending)
+
+    async def ask_question(self, pending: PendingElicitation) -> None:
+        """In this conversation's own question dialog; only the user can answer (or dismiss)."""
+        self._chat().ask_question(pending)
+
+    async def choose_sign_in(
+        self, choices: list[AuthChoice], remembered: str | None
+    ) -> AuthChoice | None:
+        """Ask which method to sign in with (from the worker opening the session: the dialog
+        is waited for there); None when the user gives up."""
+        from acp_tui.ui.screens import SignInScreen
+
+        return await self.app.push_screen(SignInScreen(choices, remembered), wait_for_dismiss=True)
+
+    async def run_terminal(self, argv: list[str], env: dict[str, str]) -> int:
+        """Run a sign-in command on the real terminal, the app suspended around it."""
+        from acp_tui.conversation.sign_in import run_in_terminal
+
+        with self.app.suspend():
+            return await asyncio.to_thread(run_in_terminal, argv, env, self.options.cwd)

@@ -1,7 +1,7 @@
 """Mends for Textual that acp-tui depends on for flat memory and prompt frames.
 
 Two kinds of Textual's garbage outlive the young generations, and the app collects the oldest
-one only when the user is idle (`AcpApp._pace_collector`): a user holding PageDown through a
+one only when the user is idle (`acp_tui.ui.collector`): a user holding PageDown through a
 long history grew the process by 400 MB in five minutes. Both are cycles that reference
 counting cannot free:
 

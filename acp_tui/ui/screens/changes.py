@@ -10,32 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, ClassVar, TypeVar
+from typing import TYPE_CHECKING, ClassVar
 
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
+from textual.message import Message
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from acp_tui.checkpoints.checkpointer import FAILURES, Checkpointer
-from acp_tui.checkpoints.rewind import (
-    Hunk,
-    RewindPlan,
-    RewindResult,
-    Stale,
-    apply_rewind,
-    hunks,
-    plan_rewind,
-    revert_hunk,
-    rewinds,
-    undo_plan,
-)
+from acp_tui.checkpoints.rewind import Hunk, RewindPlan, RewindResult, Stale, hunks, plan_rewind
 from acp_tui.checkpoints.store import FileChange
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
+from acp_tui.conversation.changes import FAILURES, NoCheckpoints, SessionChanges
 from acp_tui.protocol.content import ToolCallContent
 from acp_tui.text import human_size, shorten
 from acp_tui.ui.render.changes import LETTER_STYLES, counted
@@ -43,10 +33,7 @@ from acp_tui.ui.screens.rewind import Answer, RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
 
 if TYPE_CHECKING:
-    from acp_tui.session.session import Session
-    from acp_tui.ui.app import AcpApp
-
-T = TypeVar("T")
+    from textual.app import App
 
 
 @dataclass(slots=True)
@@ -61,8 +48,6 @@ class FileTexts:
 
 class ChangesScreen(Screen[None]):
     """One turn's changed files on the left, the chosen file's diff on the right."""
-
-    app: AcpApp
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,q", "close", "Close"),
@@ -108,17 +93,23 @@ class ChangesScreen(Screen[None]):
     ChangesScreen .changes--note { color: $text-muted; padding: 1 0; }
     """
 
-    def __init__(self, checkpointer: Checkpointer, session: Session, turn: int | None = None):
+    class ContinueBefore(Message):
+        """Rewound to before `turn`: go on from there in a new session (the app's work, not
+        this screen's: dismissing it cancels its workers)."""
+
+        def __init__(self, turn: int) -> None:
+            super().__init__()
+            self.turn = turn
+
+    def __init__(self, changes: SessionChanges, turn: int | None = None):
         super().__init__()
-        self.checkpointer = checkpointer
-        self.session = session
+        self.session_changes = changes
         self.turn_number = turn
         self.turns: list[TurnCheckpoint] = []
         self.changes: TurnChanges | None = None
         self.texts: FileTexts | None = None
         self.hunks: list[Hunk] = []
         self.hunk = 0
-        self._checkpoints: SessionCheckpoints | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(id="changes-title")
@@ -134,42 +125,24 @@ class ChangesScreen(Screen[None]):
         self.query_one(OptionList).focus()
         self.load()
 
-    async def _run(self, function: Callable[[], T]) -> T:
-        return await self.checkpointer.run(function)
-
-    def _session_checkpoints(self) -> SessionCheckpoints | None:
-        if self._checkpoints is None:
-            self._checkpoints = self.checkpointer.session(self.session.id)
-        return self._checkpoints
-
     # -- loading ------------------------------------------------------------------------------
 
     @work(group="changes-load", exclusive=True, exit_on_error=False)
     async def load(self) -> None:
         """Read the turns, then the chosen one's changes (the latest turn by default)."""
         title = self.query_one("#changes-title", Static)
-        if self.checkpointer.unavailable is not None:
-            title.update(Content.styled(self.checkpointer.unavailable, "$text-warning"))
+        session_changes = self.session_changes
+        if session_changes.unavailable is not None:
+            title.update(Content.styled(session_changes.unavailable, "$text-warning"))
             self._show_files([])
             return
-
-        def read() -> tuple[list[TurnCheckpoint], TurnChanges | None]:
-            checkpoints = self._session_checkpoints()
-            if checkpoints is None:
-                return [], None
-            turns = checkpoints.turns()
-            chosen = next((t for t in turns if t.turn == self.turn_number), None)
-            if chosen is None and turns:
-                chosen = turns[-1]
-            return turns, checkpoints.changes(chosen) if chosen is not None else None
-
         try:
-            self.turns, self.changes = await self._run(read)
+            self.turns, self.changes = await session_changes.read(self.turn_number)
         except FAILURES as error:
             title.update(Content.styled(f"Checkpoints could not be read: {error}", "$text-error"))
             return
         if self.changes is None:
-            reason = self.checkpointer.unavailable or (
+            reason = session_changes.unavailable or (
                 "No checkpoints yet: one is taken before and after every turn."
             )
             title.update(Content.styled(reason, "$text-muted"))
@@ -235,20 +208,14 @@ class ChangesScreen(Screen[None]):
 
     @work(group="changes-file", exclusive=True, exit_on_error=False)
     async def show_file(self, change: FileChange) -> None:
-        store = await self.checkpointer.run(self.checkpointer.store)  # may open it: git
-        if store is None:
-            return
-
-        def read() -> FileTexts:
-            old = store.blob(change.old_blob) if change.status != "added" else b""
-            new = store.blob(change.new_blob) if change.status != "deleted" else b""
-            return file_texts(change, old, new)
-
         try:
-            texts = await self._run(read)
+            versions = await self.session_changes.versions(change)
         except FAILURES as error:
             self._show_note(f"Could not read the file from the checkpoint: {error}")
             return
+        if versions is None:
+            return
+        texts = file_texts(change, *versions)
         if self.file is not change:
             return
         diff = self.query_one("#changes-diff", VerticalScroll)
@@ -325,7 +292,7 @@ class ChangesScreen(Screen[None]):
     # -- undo ---------------------------------------------------------------------------------
 
     def _idle(self) -> bool:
-        if self.session.busy:
+        if self.session_changes.busy:
             self.app.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
             return False
         return True
@@ -339,11 +306,7 @@ class ChangesScreen(Screen[None]):
             f"Rewind turn {turn}?", lambda c: plan_rewind(c, turn), can_continue=True
         )
         if answer == "continue":
-            # The app's work, not this screen's: dismissing the screen cancels its workers,
-            # and with them a new session half opened (whenever the dismissal came first).
-            self.app.run_worker(
-                self.app.continue_before(turn), group="continue", exit_on_error=False
-            )
+            self.post_message(self.ContinueBefore(turn))
             self.dismiss()
 
     @work(group="changes-act", exclusive=True, exit_on_error=False)
@@ -360,20 +323,23 @@ class ChangesScreen(Screen[None]):
         if change is None or self.changes is None or not self.hunks or not self._idle():
             return
         turn, index = self.changes.turn, self.hunk
-        checkpoints = self._session_checkpoints()
-        if checkpoints is None:
-            return
         try:
-            result = await self._run(lambda: revert_hunk(checkpoints, turn, change.path, index))
+            result = await self.session_changes.revert_hunk(turn, change.path, index)
         except FAILURES as error:
             self.app.notify(str(error), title="Hunk not reverted", severity="warning")
             return
-        self._report(result, f"hunk {index + 1} of {change.path} (turn {turn})")
+        if result is not None:
+            report(
+                self.app,
+                self.session_changes,
+                result,
+                f"hunk {index + 1} of {change.path} (turn {turn})",
+            )
         self.load()
 
     @work(group="changes-act", exclusive=True, exit_on_error=False)
     async def action_undo(self) -> None:
-        await undo_last_rewind(self.app, self.checkpointer, self.session)
+        await undo_last_rewind(self.app, self.session_changes)
         self.load()
 
     async def _rewind(
@@ -384,29 +350,25 @@ class ChangesScreen(Screen[None]):
         can_continue: bool = False,
     ) -> Answer | None:
         """Plan, ask, rewind and say so; the answer (None when nothing was done)."""
-        checkpoints = self._session_checkpoints()
-        if checkpoints is None:
-            return None
         try:
-            plan = await self._run(lambda: plan_for(checkpoints))
+            plan = await self.session_changes.plan(plan_for)
         except FAILURES as error:
             self.app.notify(str(error), title="Not rewound", severity="error")
             return None
+        if plan is None:
+            return None
         answer, result = await confirm_and_apply(
-            self.app, self.checkpointer, plan, title, can_continue=can_continue
+            self.app, self.session_changes, plan, title, can_continue=can_continue
         )
         if result is not None:
-            self._report(result, plan.label)
+            report(self.app, self.session_changes, result, plan.label)
         self.load()
         return answer if result is not None else None
 
-    def _report(self, result: RewindResult, what: str) -> None:
-        report(self.app, self.session, result, what)
-
 
 async def confirm_and_apply(
-    app: AcpApp,
-    checkpointer: Checkpointer,
+    app: App[object],
+    changes: SessionChanges,
     plan: RewindPlan,
     title: str,
     *,
@@ -422,13 +384,8 @@ async def confirm_and_apply(
     answer = await app.push_screen_wait(RewindScreen(plan, title, can_continue=can_continue))
     if answer == "cancel":
         return answer, None
-    store = await checkpointer.run(checkpointer.store)  # may open it: git
-    if store is None:
-        return answer, None
     try:
-        result = await checkpointer.run(
-            lambda: apply_rewind(store, plan, skip_conflicts=answer == "keep")
-        )
+        result = await changes.apply(plan, skip_conflicts=answer == "keep")
     except Stale as error:
         app.notify(str(error), title="Not rewound", severity="warning")
     except FAILURES as error:
@@ -439,42 +396,37 @@ async def confirm_and_apply(
 
 
 def report(
-    app: AcpApp, session: Session, result: RewindResult, what: str, verb: str = "Rewound"
+    app: App[object],
+    changes: SessionChanges,
+    result: RewindResult,
+    what: str,
+    verb: str = "Rewound",
 ) -> None:
-    """Say in the conversation what a rewind did (it is part of the session's story)."""
-    count = len(result.restored)
-    noun = "file" if count == 1 else "files"
-    detail = [f"left as it was: {path} ({reason})" for path, reason in result.failed]
-    detail.append(
-        "U in the changes view (F3) undoes it. The agent was not told: it sees the files as "
-        "they are when it next reads them."
-    )
-    session.notice("rewind", f"{verb} {what}: {count} {noun} put back", "\n".join(detail))
+    """Say in the conversation, and in a notification, what a rewind did."""
+    said = changes.said(result, what, verb)
     severity = "warning" if result.failed else "information"
-    app.notify(f"{count} {noun} put back", title=f"{verb} {what}", severity=severity)
+    app.notify(said, title=f"{verb} {what}", severity=severity)
 
 
-async def undo_last_rewind(app: AcpApp, checkpointer: Checkpointer, session: Session) -> None:
+async def undo_last_rewind(app: App[object], changes: SessionChanges) -> None:
     """Put back what the session's last rewind replaced (asking first)."""
-    if session.busy:
+    if changes.busy:
         app.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
         return
-    store = await checkpointer.run(checkpointer.store)  # may open it: git
-    if store is None:
-        app.notify(checkpointer.unavailable or "", title="No checkpoints", severity="warning")
-        return
     try:
-        done = await checkpointer.run(lambda: rewinds(store, session.id))
-        if not done:
-            app.notify("This session has no rewind to undo.", title="Nothing to undo")
-            return
-        plan = await checkpointer.run(lambda: undo_plan(store, done[-1], session.id))
+        plan = await changes.undo_plan()
+    except NoCheckpoints as error:
+        app.notify(str(error), title="No checkpoints", severity="warning")
+        return
     except FAILURES as error:
         app.notify(str(error), title="Not undone", severity="error")
         return
-    _answer, result = await confirm_and_apply(app, checkpointer, plan, "Undo the last rewind?")
+    if plan is None:
+        app.notify("This session has no rewind to undo.", title="Nothing to undo")
+        return
+    _answer, result = await confirm_and_apply(app, changes, plan, "Undo the last rewind?")
     if result is not None:
-        report(app, session, result, "the last rewind", verb="Undid")
+        report(app, changes, result, "the last rewind", verb="Undid")
 
 
 def summary_parts(changes: TurnChanges) -> list[tuple[str, str]]:

@@ -29,7 +29,6 @@ from textual.widgets import Input, Static
 
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
-from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import Rule
 from acp_tui.ui.key_guard import KeyGuard
 from acp_tui.ui.widgets.diff_view import DiffView
@@ -71,9 +70,7 @@ def asks_for_reason(option: m.PermissionOption) -> bool:
 
 
 class Subject(msgspec.Struct):
-    """What a request is about, as the dialog shows it: the tool call as the session knows
-    it, with what the request itself carries filling the gaps (its card may be missing, or
-    the request may carry the only copy of the tool call's fields)."""
+    """What a request is about, as the dialog shows it."""
 
     title: str = ""
     kind: str | None = None
@@ -82,30 +79,13 @@ class Subject(msgspec.Struct):
     raw_input: Any = None
 
 
-def _carried(inline: ToolCallUpdate | None, name: str) -> Any:
-    """A field of the request's own tool call; None when it has none, or omits it."""
-    value = getattr(inline, name, None) if inline is not None else None
-    return None if value is msgspec.UNSET else value
-
-
 def subject_of(pending: PendingPermission) -> Subject:
-    call, inline = pending.tool_call, pending.request.tool_call_update
-    if call is None and inline is None:
+    """The tool call asked about, as the session knows it: what the request itself carried was
+    merged into it as the request came (`Session.permission_asked`)."""
+    call = pending.tool_call
+    if call is None:
         return Subject()
-    title, kind, raw_input = "", None, None
-    content: list[ToolCallContent] = []
-    locations: list[ToolCallLocation] = []
-    if call is not None:
-        title, raw_input = call.title, call.raw_input
-        content, locations = call.content, call.locations
-        kind = call.kind if call.kind != "other" else None  # "other" is also the default
-    return Subject(
-        title=title or _carried(inline, "title") or "",
-        kind=kind or _carried(inline, "kind") or "other",
-        content=content or _carried(inline, "content") or [],
-        locations=locations or _carried(inline, "locations") or [],
-        raw_input=raw_input if raw_input is not None else _carried(inline, "raw_input"),
-    )
+    return Subject(call.title, call.kind, call.content, call.locations, call.raw_input)
 
 
 class PermissionPanel(Widget, can_focus=True):
@@ -182,11 +162,15 @@ class PermissionPanel(Widget, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.queue: list[PendingPermission] = []
+        self.session: Session | None = None
+        """The session whose waiting requests it shows (`Session.pending_permissions`: the
+        one place they wait)."""
         self.root: Path | None = None
         self.guard = KeyGuard()
         """Keeps keys typed just before a request appeared from answering it."""
         self._shown: PendingPermission | None = None
+        self._count = 0
+        """How many requests waited when it was last drawn."""
         self._rejected: PendingPermission | None = None
         """The request just rejected, while the user may type why."""
 
@@ -203,9 +187,17 @@ class PermissionPanel(Widget, can_focus=True):
     # -- the queue ----------------------------------------------------------------------------
 
     @property
+    def queue(self) -> list[PendingPermission]:
+        """The requests waiting for the user, oldest first."""
+        session = self.session
+        if session is None:
+            return []
+        return [pending for pending in session.pending_permissions if not pending.done]
+
+    @property
     def current(self) -> PendingPermission | None:
-        self._prune()
-        return self.queue[0] if self.queue else None
+        queue = self.queue
+        return queue[0] if queue else None
 
     @property
     def asking_reason(self) -> bool:
@@ -214,20 +206,17 @@ class PermissionPanel(Widget, can_focus=True):
         return self._rejected is not None
 
     def add(self, pending: PendingPermission) -> None:
-        self.queue.append(pending)
+        """`pending` waits in its session for the user: show it (or count it)."""
+        self.session = pending.session
         self._refresh()
 
     def prune(self) -> None:
-        """Drop requests that were answered elsewhere (a cancel, the end of the turn)."""
-        before = len(self.queue)
-        self._prune()
-        if len(self.queue) != before or (self.queue and self.queue[0] is not self._shown):
+        """Requests answered elsewhere (a cancel, the end of the turn) are no longer shown."""
+        queue = self.queue
+        if len(queue) != self._count or (queue and queue[0] is not self._shown):
             self._refresh()
             if self._rejected is None:  # else the reason's line keeps the focus and says so
                 self.post_message(self.Answered(len(self.queue)))
-
-    def _prune(self) -> None:
-        self.queue = [pending for pending in self.queue if not pending.done]
 
     # -- showing ------------------------------------------------------------------------------
 
@@ -241,7 +230,9 @@ class PermissionPanel(Widget, can_focus=True):
         if self._rejected is not None:
             self._show_reason(self._rejected)
             return
-        current = self.current
+        queue = self.queue
+        self._count = len(queue)
+        current = queue[0] if queue else None
         self.set_class(current is not None, "-open")
         if current is None:
             self._shown = None

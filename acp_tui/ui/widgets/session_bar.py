@@ -10,6 +10,12 @@ from acp_tui.text import shorten
 
 LABEL_WIDTH = 24
 """A conversation's label is cut to this many cells, so that several fit on the line."""
+MARKS = {
+    "working": "●",
+    "waiting": "◆",
+    "idle": "○",
+    "stopped": "✗",
+}
 
 
 class SessionBar(Static):
@@ -31,8 +37,6 @@ class SessionBar(Static):
 
     def show(self, items: list[tuple[str, str, bool]]) -> None:
         """`items`: (label, state, current) per conversation, in order."""
-        from acp_tui.ui.conversation import MARKS
-
         self.set_class(len(items) > 1, "-several")
         parts: list[Content] = []
         for label, state, current in items:

@@ -1,0 +1,133 @@
+"""What each turn of a session changed in the workspace, and undoing it: the checkpoints of one
+session, as a front end's changes view reads and rewinds them. Every git call runs off the
+event loop (the checkpointer's threads); a failure raises one of `FAILURES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from acp_tui.checkpoints.checkpointer import FAILURES, Checkpointer
+from acp_tui.checkpoints.rewind import (
+    RewindPlan,
+    RewindResult,
+    apply_rewind,
+    revert_hunk,
+    rewinds,
+    undo_plan,
+)
+from acp_tui.checkpoints.store import FileChange
+from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint
+from acp_tui.session.session import Session
+
+__all__ = ["FAILURES", "SessionChanges"]
+
+T = TypeVar("T")
+
+
+class SessionChanges:
+    """The checkpoints of `session`'s turns, to read and rewind."""
+
+    def __init__(self, checkpointer: Checkpointer, session: Session) -> None:
+        self._checkpointer = checkpointer
+        self.session = session
+        self._checkpoints: SessionCheckpoints | None = None
+
+    @property
+    def unavailable(self) -> str | None:
+        """Why there are no checkpoints (None: there are)."""
+        return self._checkpointer.unavailable
+
+    @property
+    def busy(self) -> bool:
+        """A turn runs: files must not be rewound under it."""
+        return self.session.busy
+
+    async def _run(self, function: Callable[[], T]) -> T:
+        return await self._checkpointer.run(function)
+
+    def _session_checkpoints(self) -> SessionCheckpoints | None:
+        """(Blocks: from a thread.)"""
+        if self._checkpoints is None:
+            self._checkpoints = self._checkpointer.session(self.session.id)
+        return self._checkpoints
+
+    async def read(self, turn: int | None) -> tuple[list[TurnCheckpoint], TurnChanges | None]:
+        """The session's checkpointed turns, and what `turn` changed (the latest by default)."""
+
+        def read() -> tuple[list[TurnCheckpoint], TurnChanges | None]:
+            checkpoints = self._session_checkpoints()
+            if checkpoints is None:
+                return [], None
+            turns = checkpoints.turns()
+            chosen = next((t for t in turns if t.turn == turn), None)
+            if chosen is None and turns:
+                chosen = turns[-1]
+            return turns, checkpoints.changes(chosen) if chosen is not None else None
+
+        return await self._run(read)
+
+    async def versions(self, change: FileChange) -> tuple[bytes, bytes] | None:
+        """The file `change` is about, before and after (None: no checkpoints)."""
+        store = await self._run(self._checkpointer.store)  # may open it: git
+        if store is None:
+            return None
+
+        def read() -> tuple[bytes, bytes]:
+            old = store.blob(change.old_blob) if change.status != "added" else b""
+            new = store.blob(change.new_blob) if change.status != "deleted" else b""
+            return old, new
+
+        return await self._run(read)
+
+    async def plan(self, plan_for: Callable[[SessionCheckpoints], RewindPlan]) -> RewindPlan | None:
+        """A rewind planned on the session's checkpoints (None: there are none)."""
+        checkpoints = await self._run(self._session_checkpoints)
+        if checkpoints is None:
+            return None
+        return await self._run(lambda: plan_for(checkpoints))
+
+    async def apply(self, plan: RewindPlan, *, skip_conflicts: bool) -> RewindResult | None:
+        """Rewind as `plan` says (the files changed since left alone with `skip_conflicts`);
+        None when there are no checkpoints. Raises `Stale` when the workspace moved on."""
+        store = await self._run(self._checkpointer.store)  # may open it: git
+        if store is None:
+            return None
+        return await self._run(lambda: apply_rewind(store, plan, skip_conflicts=skip_conflicts))
+
+    async def revert_hunk(self, turn: int, path: str, index: int) -> RewindResult | None:
+        """Put back hunk `index` of `path` as it was before `turn`."""
+        checkpoints = await self._run(self._session_checkpoints)
+        if checkpoints is None:
+            return None
+        return await self._run(lambda: revert_hunk(checkpoints, turn, path, index))
+
+    async def undo_plan(self) -> RewindPlan | None:
+        """What undoing the session's last rewind would put back (None: nothing to undo).
+        Raises `NoCheckpoints`."""
+        store = await self._run(self._checkpointer.store)  # may open it: git
+        if store is None:
+            raise NoCheckpoints(self.unavailable or "")
+        session_id = self.session.id
+        done = await self._run(lambda: rewinds(store, session_id))
+        if not done:
+            return None
+        return await self._run(lambda: undo_plan(store, done[-1], session_id))
+
+    def said(self, result: RewindResult, what: str, verb: str = "Rewound") -> str:
+        """Say in the session what a rewind did (it is part of its story); the line, for a
+        notification."""
+        count = len(result.restored)
+        noun = "file" if count == 1 else "files"
+        detail = [f"left as it was: {path} ({reason})" for path, reason in result.failed]
+        detail.append(
+            "U in the changes view (F3) undoes it. The agent was not told: it sees the files "
+            "as they are when it next reads them."
+        )
+        self.session.notice("rewind", f"{verb} {what}: {count} {noun} put back", "\n".join(detail))
+        return f"{count} {noun} put back"
+
+
+class NoCheckpoints(Exception):
+    """There are no checkpoints to rewind from; the message says why."""

@@ -1,0 +1,1 @@
+"""Headless mode (`acp-tui -p`): a conversation driven from a script, printed as it goes."""
