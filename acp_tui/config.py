@@ -47,7 +47,7 @@ from acp_tui.services.permissions import (
     Rule,
     RuleDecision,
 )
-from acp_tui.session.options import ProviderRoute
+from acp_tui.session.options import ClientOptions, ProviderRoute
 
 if TYPE_CHECKING:
     import tomllib
@@ -137,6 +137,12 @@ class AgentConfig(msgspec.Struct):
     line: int | None = None
     """Where the agent's table starts in the config file."""
 
+    @classmethod
+    def for_command(cls, command: list[str], env: dict[str, str] | None = None) -> AgentConfig:
+        """An agent given by its command (after `--`), not named in the config: the command
+        line is its name."""
+        return cls(shlex.join(command), list(command), env=dict(env or {}), adhoc=True)
+
     @property
     def program(self) -> str:
         return self.command[0]
@@ -148,6 +154,28 @@ class AgentConfig(msgspec.Struct):
     @property
     def command_line(self) -> str:
         return shlex.join(self.command)
+
+
+def options_beside(
+    agent: AgentConfig, defaults: ClientOptions, current: AgentConfig, options: ClientOptions
+) -> ClientOptions:
+    """What a new conversation with `agent` starts with, beside one with `current` started
+    with `options`: for the same agent, its options (what the user signed in with, an
+    `env_var` method, goes along); for another, the command line's `defaults` with the
+    agent's own env, MCP servers and providers."""
+    if agent is current:
+        chosen = msgspec.structs.replace(options, env=dict(options.env))
+    else:
+        chosen = msgspec.structs.replace(
+            defaults,
+            env=dict(agent.env),
+            mcp_servers=agent.mcp_servers,
+            providers=agent.providers,
+        )
+    if agent.startup_timeout is not None:
+        timeout = max(chosen.startup_timeout, agent.startup_timeout)
+        chosen = msgspec.structs.replace(chosen, startup_timeout=timeout)
+    return chosen
 
 
 def demo_agent() -> AgentConfig:
@@ -175,7 +203,7 @@ class Config(msgspec.Struct):
             for agent in self.agents.values():
                 if agent.command == command:
                     return agent
-            return AgentConfig(shlex.join(command), list(command), adhoc=True)
+            return AgentConfig.for_command(command)
         if name:
             if name not in self.agents:
                 known = ", ".join(sorted(self.agents))

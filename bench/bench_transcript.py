@@ -54,7 +54,7 @@ from textual.screen import Screen  # noqa: E402
 from textual.widget import Widget  # noqa: E402
 from textual.widgets import Static  # noqa: E402
 
-from acp_tui.cli import DEMO_AGENT  # noqa: E402
+from acp_tui.config import DEMO_COMMAND as DEMO_AGENT  # noqa: E402
 from acp_tui.demo.long_session import write_long_session  # noqa: E402
 from acp_tui.session import client as controller  # noqa: E402
 from acp_tui.session.agent_info import AgentInfo  # noqa: E402

@@ -25,7 +25,7 @@ from unittest.mock import patch
 
 from textual.pilot import Pilot
 
-from acp_tui.cli import DEMO_AGENT
+from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
 from acp_tui.demo.store import SessionRecord, SessionStore
 from acp_tui.demo.wire import text_block
 from acp_tui.ui.app import AcpApp

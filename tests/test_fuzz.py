@@ -43,6 +43,7 @@ from acp_tui.protocol.updates import (
     decode_session_notification,
 )
 from acp_tui.session import reducer
+from acp_tui.session.change import Change
 from acp_tui.session.client import AgentClient
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import PendingPermission, Session
@@ -435,7 +436,7 @@ async def feed_connection(agent_lines: list[bytes], splits: list[int], folder: P
         on_problem=problems.append,
     )
     session = client.sessions[SESSION] = Session(client, SESSION)
-    changes: list[reducer.Change] = []
+    changes: list[Change] = []
     session.listeners.append(lambda _session, change: changes.append(change))
     reader = asyncio.StreamReader()
     writer = WriterStub()
@@ -473,7 +474,7 @@ async def feed_connection(agent_lines: list[bytes], splits: list[int], folder: P
 
     # The state is consistent, and nothing needed the connection's last-resort catch.
     check_state(session.state)
-    assert all(isinstance(change, reducer.Change) for change in changes)
+    assert all(isinstance(change, Change) for change in changes)
     assert not [p for p in problems if p.startswith(("could not handle", "failed to answer"))]
     # Every line is seen by the inspector and kept in the transcript, both ways, in order.
     sent = writer.lines()
@@ -536,7 +537,7 @@ def test_no_update_breaks_the_reducer(steps: list[Any]) -> None:
             except msgspec.DecodeError:
                 continue  # no session id to give it to: the caller reports it
             change = reducer.apply(state, update)
-            assert isinstance(change, reducer.Change)
+            assert isinstance(change, Change)
         check_state(state)
 
 

@@ -27,6 +27,8 @@ from acp_tui.headless.events import JsonPrinter, TerminalEvents, ToolCallEvents
 from acp_tui.headless.output import Output
 from acp_tui.protocol.updates import decode_session_notification
 from acp_tui.session import reducer
+from acp_tui.session import terminals as terminal_steps
+from acp_tui.session.change import Change
 from acp_tui.session.state import SessionState, ToolCallState
 from tests.support.jsonl import terminals, tool_calls
 from tests.support.schema import validate_message, validate_transcript
@@ -301,11 +303,11 @@ def test_jsonl_terminal_events_after_the_first_say_what_changed() -> None:
     replaced = {"sessionUpdate": "terminal_update", "terminalId": "t", "command": "make"}
     replaced["output"] = {"data": "bmV3Cg=="}  # "new\n"
     params = msgspec.json.encode({"sessionId": "s", "update": replaced})
-    steps: list[Callable[[], reducer.Change]] = [
-        lambda: reducer.terminal_started(state, "t", "make test", "/w"),
-        lambda: reducer.terminal_output(state, "t", b"ok 1\n"),
-        lambda: reducer.terminal_output(state, "t", b"ok 2\n"),
-        lambda: reducer.terminal_exited(state, "t", 2, None),
+    steps: list[Callable[[], Change]] = [
+        lambda: terminal_steps.terminal_started(state, "t", "make test", "/w"),
+        lambda: terminal_steps.terminal_output(state, "t", b"ok 1\n"),
+        lambda: terminal_steps.terminal_output(state, "t", b"ok 2\n"),
+        lambda: terminal_steps.terminal_exited(state, "t", 2, None),
         lambda: reducer.apply(state, decode_session_notification(params)[1]),
     ]
     printed = []
@@ -447,7 +449,7 @@ def test_a_signal_before_the_event_loop_stops_the_agent_spawned_ahead(
     """SIGTERM or SIGHUP while acp-tui still imports what it runs, before its event loop
     takes them over: acp-tui exits by the signal, and the agent it spawned ahead is killed,
     not left behind waiting for a client."""
-    from acp_tui import cli
+    from acp_tui.cli import run as cli
     from acp_tui.transport.head_start import HeadStart
 
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))

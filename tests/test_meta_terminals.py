@@ -12,7 +12,7 @@ import msgspec
 
 from acp_tui.protocol.content import text_block
 from acp_tui.protocol.updates import ToolCall, ToolCallUpdate
-from acp_tui.session import reducer
+from acp_tui.session import reducer, terminals
 from acp_tui.session.client import AgentClient
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import PendingPermission
@@ -30,7 +30,7 @@ def _apply(state: SessionState, update: ToolCall | ToolCallUpdate) -> list[str]:
     """Apply as `Session.apply` does; the kinds of the changes."""
     change = reducer.apply(state, update)
     meta = update.meta if isinstance(update.meta, dict) else {}
-    return [change.kind] + [c.kind for c in reducer.meta_terminal(state, change.item, meta)]
+    return [change.kind] + [c.kind for c in terminals.meta_terminal(state, change.item, meta)]
 
 
 # What claude-agent-acp 0.100.0 sends for `Bash(ls)` to a client advertising the delta form.

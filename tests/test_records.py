@@ -476,7 +476,8 @@ async def test_the_session_list_waits_for_the_writer_without_freezing_the_screen
     entries = await list_sessions(None, store, "a", tmp_path)
     ticking.cancel()
     assert [entry.title for entry in entries] == ["Saved just now"]
-    assert len(gaps) > 20 and max(gaps) < 0.1, (len(gaps), max(gaps, default=None))
+    # The loop ticked on through the 0.3 s save (frozen, one gap would span it).
+    assert len(gaps) >= 5 and max(gaps) < 0.25, (len(gaps), max(gaps, default=None))
     store.close()
 
 

@@ -19,7 +19,7 @@ from acp_tui.protocol.updates import (
     display_order,
     turn_usage,
 )
-from acp_tui.session import reducer
+from acp_tui.session import reducer, terminals
 from acp_tui.session.state import Message, Notice, SessionState, ToolCallState
 
 
@@ -569,12 +569,14 @@ def test_after_a_cancel_the_agents_late_status_does_not_undo_it(reported: str, s
 
 def test_client_terminals_keep_their_command_and_the_newest_output() -> None:
     state = SessionState(session_id="s")
-    reducer.terminal_started(state, "t1", "pytest -q", "/ws")
-    reducer.terminal_output(state, "t1", b"x" * reducer.TERMINAL_KEEP_BYTES)
-    reducer.terminal_output(state, "t1", b"tail")
+    terminals.terminal_started(state, "t1", "pytest -q", "/ws")
+    terminals.terminal_output(state, "t1", b"x" * terminals.TERMINAL_KEEP_BYTES)
+    terminals.terminal_output(state, "t1", b"tail")
     terminal = state.terminals["t1"]
     assert (terminal.command, terminal.cwd, terminal.truncated) == ("pytest -q", "/ws", True)
-    assert len(terminal.output) == reducer.TERMINAL_KEEP_BYTES and terminal.output.endswith(b"tail")
+    assert len(terminal.output) == terminals.TERMINAL_KEEP_BYTES and terminal.output.endswith(
+        b"tail"
+    )
 
 
 def test_items_are_told_apart_by_identity_and_left_to_reference_counting() -> None:

@@ -16,7 +16,7 @@ from textual.containers import Vertical
 from textual.pilot import Pilot
 from textual.widgets import Input, OptionList, Static
 
-from acp_tui.cli import DEMO_AGENT
+from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
 from acp_tui.conversation.opening import SessionEntry
 from acp_tui.conversation.sign_in import AuthChoice
 from acp_tui.protocol.jsonrpc import RpcError

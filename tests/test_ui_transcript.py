@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from textual.pilot import Pilot
 
-from acp_tui.cli import DEMO_AGENT
+from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
 from acp_tui.demo.long_session import write_long_session
 from acp_tui.session.state import Message, TimelineItem
 from acp_tui.ui.app import AcpApp

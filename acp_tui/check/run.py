@@ -8,6 +8,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from acp_tui.check import DEFAULT_PROMPT
 from acp_tui.check.cases import (
     CALL_TIMEOUT,
     TURN_TIMEOUT,
@@ -17,7 +18,6 @@ from acp_tui.check.cases import (
     check_session,
 )
 
-DEFAULT_PROMPT = "Say hello in one short sentence."
 OFFERS = (1, 2, 99)
 
 

@@ -11,7 +11,7 @@ import msgspec
 
 from acp_tui.headless.output import Output
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
-from acp_tui.session.reducer import Change
+from acp_tui.session.change import Change
 from acp_tui.session.session import Session
 from acp_tui.session.state import (
     Message,

@@ -8,7 +8,6 @@ otherwise non-zero with a one-line reason on stderr.
 from __future__ import annotations
 
 import asyncio
-import shlex
 import signal
 import sys
 from typing import Any, TextIO
@@ -17,7 +16,8 @@ import msgspec
 
 from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig
-from acp_tui.conversation.conversation import Conversation, NotSelected, Opening
+from acp_tui.conversation.agent_link import NotSelected, Opening
+from acp_tui.conversation.conversation import Conversation
 from acp_tui.conversation.front_end import FrontEnd
 from acp_tui.conversation.opening import NothingToResume
 from acp_tui.conversation.prompt import Prompt
@@ -28,10 +28,10 @@ from acp_tui.headless.output import Output
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.services.permissions import Mode, PermissionPolicy, PermissionRulesError
 from acp_tui.session.agent_info import AgentInfo
+from acp_tui.session.change import Change
 from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.handshake import ProtocolMismatch
 from acp_tui.session.options import ClientOptions
-from acp_tui.session.reducer import Change
 from acp_tui.session.session import Session
 from acp_tui.transport.launcher import LaunchError
 
@@ -103,7 +103,7 @@ class HeadlessRun(FrontEnd):
         self.text = TextPrinter(self.out) if self.json is None else None
         self.answers_questions = options.elicitation != "off"
         self.runs_terminal = bool(sys.stdin and sys.stdin.isatty())
-        self.agent = options.agent or AgentConfig(shlex.join(argv), argv, adhoc=True)
+        self.agent = options.agent or AgentConfig.for_command(argv)
         # Nobody is there to ask: "ask" rejects, and so does a rule that says to ask.
         mode: Mode = "reject" if options.permission == "ask" else options.permission  # type: ignore[assignment]
         self.rules_error: PermissionRulesError | None = None

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_tui.records.codec import Item, TextJoiner, encode_item, encode_meta
 from acp_tui.records.store import ConversationRecord, RecordStore
-from acp_tui.session.reducer import Change
+from acp_tui.session.change import Change
 from acp_tui.session.state import Message
 
 if TYPE_CHECKING:

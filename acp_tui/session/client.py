@@ -44,7 +44,8 @@ from acp_tui.session.handshake import (
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 from acp_tui.session.session import PendingPermission, Session, build_services
 from acp_tui.session.state import Notice, SessionState
-from acp_tui.transport.connection import Connection, TypedNotifications
+from acp_tui.transport.codec import TypedNotifications
+from acp_tui.transport.connection import Connection
 from acp_tui.transport.launcher import AgentProcess
 from acp_tui.transport.transcript import Transcript
 

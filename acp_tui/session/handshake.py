@@ -45,7 +45,7 @@ def initialize_request(
     # plan mode comes as a Markdown plan), as v2 has them.
     capabilities.plan = {}
     # Agents that run commands themselves stream them to clients that say they can
-    # show them (claude-agent-acp's Bash tool): see `reducer.meta_terminal`.
+    # show them (claude-agent-acp's Bash tool): see `terminals.meta_terminal`.
     meta: dict[str, Any] = {"terminal_output": True, "terminal_output_delta": True}
     if terminal_auth:
         # The stable capability, and the older `_meta` one some agents still read.

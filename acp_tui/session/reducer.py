@@ -14,14 +14,13 @@ so every state change goes through one module with no I/O, no clock and no Textu
 
 from __future__ import annotations
 
-import binascii
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import msgspec
 from msgspec import UNSET
 
-from acp_tui.protocol.content import ContentBlock, ToolCallContent, block_text
+from acp_tui.protocol.content import ContentBlock, block_text
 from acp_tui.protocol.updates import (
     AgentMessage,
     AgentMessageChunk,
@@ -53,38 +52,13 @@ from acp_tui.protocol.updates import (
     turn_usage,
 )
 from acp_tui.session import state as s
-
-ChangeKind = Literal[
-    "message",
-    "tool_call",
-    "tool_call_closed",
-    "plan",
-    "plan_removed",
-    "terminal",
-    "notice",
-    "permission",
-    "commands",
-    "modes",
-    "config",
-    "info",
-    "usage",
-    "status",
-]
-"""What a change is about: a timeline item or terminal (`item` is it), a permission request
-answered (`delta` is the `PermissionAnswer`; `item` the notice saying so, if any), or a
-session-wide field (`item` is None; for the turn's `status` at its end, the notice saying why
-it stopped, if it was not `end_turn`)."""
-
-
-class Change(msgspec.Struct, gc=False):
-    """What an update changed. `item` is the changed object (a `Message`, `ToolCallState`,
-    `PlanState`, `TerminalState`, `Notice`, or None for session-wide fields); `delta` is what
-    was appended, when the change was an append (a renderer then draws only that)."""
-
-    kind: ChangeKind
-    item: Any = None
-    delta: Any = None
-
+from acp_tui.session.change import Change
+from acp_tui.session.terminals import (
+    retitle_terminals,
+    show_terminal,
+    terminal_chunk,
+    terminal_update,
+)
 
 # -- messages ---------------------------------------------------------------------------------
 
@@ -192,7 +166,7 @@ def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) ->
         call.status = update.status or "pending"
     if update.title is not UNSET:
         before, call.title = call.title, update.title or ""
-        _retitle_terminals(state, call, before)
+        retitle_terminals(state, call, before)
     if update.kind is not UNSET:
         call.kind = update.kind or "other"
     if update.content is not UNSET:
@@ -209,27 +183,8 @@ def patch_tool_call(state: s.SessionState, update: ToolCall | ToolCallUpdate) ->
         call.meta = update.meta
         info = update.meta.get("terminal_info") if isinstance(update.meta, dict) else None
         if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
-            _show_terminal(call, info["terminal_id"])
+            show_terminal(call, info["terminal_id"])
     return Change("tool_call", call)
-
-
-def _retitle_terminals(state: s.SessionState, call: s.ToolCallState, before: str) -> None:
-    """A terminal named after its call (an agent's own, from `terminal_info`) follows the
-    call's title: claude-agent-acp announces its Bash as "Terminal" and names the command
-    later, in an update without `_meta`."""
-    for item in call.content:
-        terminal = state.terminals.get(item.terminal_id or "") if item.type == "terminal" else None
-        if terminal is not None and terminal.command in (None, before):
-            terminal.command = call.title
-
-
-def _show_terminal(call: s.ToolCallState, terminal_id: str) -> None:
-    """Give the card the terminal an agent announced in `_meta.terminal_info`, unless its
-    content already shows it."""
-    for item in call.content:
-        if item.type == "terminal" and item.terminal_id == terminal_id:
-            return
-    call.content.append(ToolCallContent("terminal", terminal_id=terminal_id))
 
 
 def _tool_content_chunk(state: s.SessionState, update: ToolCallContentChunk) -> Change:
@@ -323,144 +278,6 @@ def _state(state: s.SessionState, update: StateUpdate) -> Change:
 def _notice(state: s.SessionState, update: Notice) -> Change:
     detail = update.description if isinstance(update.description, str) else None
     return add_notice(state, update.severity, update.title, detail)
-
-
-# -- v2 display terminals ---------------------------------------------------------------------
-
-
-def terminal_for(state: s.SessionState, terminal_id: str) -> s.TerminalState:
-    terminal = state.terminals.get(terminal_id)
-    if terminal is None:
-        terminal = state.terminals[terminal_id] = s.TerminalState(terminal_id)
-    return terminal
-
-
-def _terminal(state: s.SessionState, update: TerminalUpdate) -> Change:
-    terminal = terminal_for(state, update.terminal_id)
-    if update.command is not UNSET:
-        terminal.command = update.command
-    if update.cwd is not UNSET:
-        terminal.cwd = update.cwd
-    if update.output is not UNSET:
-        terminal.output = bytearray()
-        if update.output:
-            _keep_output(terminal, _b64(update.output.data))
-    if update.exit_status is not UNSET:
-        status = update.exit_status
-        terminal.exited = status is not None
-        terminal.exit_code = (
-            status.exit_code if status and isinstance(status.exit_code, int) else None
-        )
-        terminal.signal = status.signal if status and isinstance(status.signal, str) else None
-    return Change("terminal", terminal)
-
-
-def _terminal_chunk(state: s.SessionState, update: TerminalOutputChunk) -> Change:
-    terminal = terminal_for(state, update.terminal_id)
-    data = _b64(update.data)
-    _keep_output(terminal, data)
-    return Change("terminal", terminal, data)
-
-
-TERMINAL_KEEP_BYTES = 1 << 20
-"""How much of a terminal's output the transcript keeps to show (the newest)."""
-
-
-def terminal_output(state: s.SessionState, terminal_id: str, data: bytes) -> Change:
-    """Output of a terminal acp-tui runs for the agent (v1 `terminal/create`)."""
-    terminal = terminal_for(state, terminal_id)
-    _keep_output(terminal, data)
-    return Change("terminal", terminal, data)
-
-
-def _keep_output(terminal: s.TerminalState, data: bytes) -> None:
-    """Append output, keeping only the newest `TERMINAL_KEEP_BYTES` of it."""
-    terminal.output += data
-    if len(terminal.output) > TERMINAL_KEEP_BYTES:
-        del terminal.output[: len(terminal.output) - TERMINAL_KEEP_BYTES]
-        terminal.truncated = True
-
-
-def terminal_started(state: s.SessionState, terminal_id: str, command: str, cwd: str) -> Change:
-    terminal = terminal_for(state, terminal_id)
-    terminal.command, terminal.cwd = command, cwd
-    return Change("terminal", terminal)
-
-
-def terminal_exited(
-    state: s.SessionState, terminal_id: str, exit_code: int | None, signal: str | None
-) -> Change:
-    terminal = terminal_for(state, terminal_id)
-    terminal.exited, terminal.exit_code, terminal.signal = True, exit_code, signal
-    return Change("terminal", terminal)
-
-
-TERMINAL_META_KEYS = frozenset(
-    ("terminal_info", "terminal_output", "terminal_output_delta", "terminal_exit")
-)
-"""Tool call `_meta` keys of the terminals agents run themselves (see `meta_terminal`)."""
-
-
-def meta_terminal(
-    state: s.SessionState, call: s.ToolCallState, meta: dict[str, Any]
-) -> list[Change]:
-    """A terminal the agent runs itself, reported in tool call `_meta` (claude-agent-acp's
-    Bash tool, to clients that advertise `_meta.terminal_output`): `terminal_info` names it,
-    `terminal_output` and `terminal_output_delta` carry output to append, `terminal_exit` its
-    end. It becomes the same terminal state as `terminal/*` and v2's `terminal_update`."""
-    changes = []
-    info = meta.get("terminal_info")
-    if isinstance(info, dict) and isinstance(info.get("terminal_id"), str):
-        terminal = terminal_for(state, info["terminal_id"])
-        if call.title:  # the command, once the agent knows it ("Terminal" before)
-            terminal.command = call.title
-        if isinstance(info.get("cwd"), str):
-            terminal.cwd = info["cwd"]
-        changes.append(Change("terminal", terminal))
-    for key in ("terminal_output", "terminal_output_delta"):
-        output = meta.get(key)
-        if isinstance(output, dict) and isinstance(output.get("terminal_id"), str):
-            data = output.get("data")
-            if isinstance(data, str) and data:
-                changes.append(terminal_output(state, output["terminal_id"], data.encode()))
-    end = meta.get("terminal_exit")
-    if isinstance(end, dict) and isinstance(end.get("terminal_id"), str):
-        terminal = terminal_for(state, end["terminal_id"])
-        unseen = _raw_output_text(call.raw_output) if not terminal.output else None
-        if unseen:
-            # Codex streams nothing for a command that ends at once: its output is only in
-            # the call's `rawOutput`, which would leave the terminal empty.
-            changes.append(terminal_output(state, terminal.id, unseen.encode()))
-        code, signal = end.get("exit_code"), end.get("signal")
-        changes.append(
-            terminal_exited(
-                state,
-                end["terminal_id"],
-                code if isinstance(code, int) else None,
-                signal if isinstance(signal, str) else None,
-            )
-        )
-    return changes
-
-
-_RAW_OUTPUT_KEYS = ("aggregated_output", "formatted_output", "output", "stdout")
-"""Where agents put a finished command's whole output in `rawOutput` (Codex: the first two)."""
-
-
-def _raw_output_text(raw_output: Any) -> str | None:
-    if isinstance(raw_output, dict):
-        for key in _RAW_OUTPUT_KEYS:
-            text = raw_output.get(key)
-            if isinstance(text, str) and text:
-                return text
-    return None
-
-
-def _b64(data: str) -> bytes:
-    try:
-        return binascii.a2b_base64(data)
-    except (binascii.Error, ValueError):
-        return f"[output that is not base64: {data[:80]!r}]".encode()
 
 
 # -- turns ------------------------------------------------------------------------------------
@@ -689,8 +506,8 @@ REDUCERS: dict[type, Callable[[s.SessionState, Any], Change]] = {
     Notice: _notice,
     CompactionUpdate: _compaction,
     CompactionSummaryChunk: _compaction_chunk,
-    TerminalUpdate: _terminal,
-    TerminalOutputChunk: _terminal_chunk,
+    TerminalUpdate: terminal_update,
+    TerminalOutputChunk: terminal_chunk,
     UnknownUpdate: _unknown,
 }
 """The reducer of each kind of update; `apply` picks one. (A hot loop may pick it itself: one

@@ -29,10 +29,10 @@ from acp_tui.services.dispatch import ClientServices
 from acp_tui.services.fs import FileSystemService, WriteRecord
 from acp_tui.services.permissions import Decision
 from acp_tui.services.terminals import TerminalService
-from acp_tui.session import reducer
+from acp_tui.session import reducer, terminals
+from acp_tui.session.change import Change
 from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.quirks import MISSING_FILE_READS_EMPTY
-from acp_tui.session.reducer import Change
 from acp_tui.session.state import Mode, PermissionAnswer, SessionState, ToolCallState
 from acp_tui.workspace import Workspace
 
@@ -140,8 +140,8 @@ class Session:
             listener(self, change)
         if change.kind == "tool_call":
             meta = getattr(update, "meta", None)
-            if isinstance(meta, dict) and not reducer.TERMINAL_META_KEYS.isdisjoint(meta):
-                self.emit_all(reducer.meta_terminal(self.state, change.item, meta))
+            if isinstance(meta, dict) and not terminals.TERMINAL_META_KEYS.isdisjoint(meta):
+                self.emit_all(terminals.meta_terminal(self.state, change.item, meta))
         if change.kind == "status" and self.state.status == "idle" and self.version >= 2:
             self._finish_turn(self.state.stop_reason)
 
@@ -151,13 +151,13 @@ class Session:
     # -- what the client services did for the agent --------------------------------------------
 
     def terminal_started(self, terminal_id: str, command: str, cwd: str) -> None:
-        self.emit(reducer.terminal_started(self.state, terminal_id, command, cwd))
+        self.emit(terminals.terminal_started(self.state, terminal_id, command, cwd))
 
     def terminal_output(self, terminal_id: str, data: bytes) -> None:
-        self.emit(reducer.terminal_output(self.state, terminal_id, data))
+        self.emit(terminals.terminal_output(self.state, terminal_id, data))
 
     def terminal_exited(self, terminal_id: str, code: int | None, signal: str | None) -> None:
-        self.emit(reducer.terminal_exited(self.state, terminal_id, code, signal))
+        self.emit(terminals.terminal_exited(self.state, terminal_id, code, signal))
 
     def file_written(self, record: WriteRecord) -> None:
         """Show an agent's write as a diff against what was there (or why it was refused)."""

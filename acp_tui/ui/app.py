@@ -9,20 +9,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import shlex
 import signal
 import sys
 from collections.abc import Awaitable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar
 
-import msgspec
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
-from acp_tui.config import AgentConfig, Startup, load_config
+from acp_tui.config import AgentConfig, Startup, load_config, options_beside
 from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.collector import CollectorPace
 from acp_tui.ui.command_palette import app_commands
@@ -37,7 +35,7 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 # is imported where it is first used, after the first frame: the first screen needs none of it
 # (bench/README.md, "Lazy imports").
 if TYPE_CHECKING:
-    from acp_tui.conversation.conversation import Conversation, Opening
+    from acp_tui.conversation.conversation import Conversation
     from acp_tui.conversation.opening import Opened, SessionEntry
     from acp_tui.conversation.permissions import AgentPolicy
     from acp_tui.conversation.shared import Shared
@@ -45,7 +43,6 @@ if TYPE_CHECKING:
     from acp_tui.session.client import AgentClient
     from acp_tui.session.options import ClientOptions
     from acp_tui.session.session import Session
-    from acp_tui.session.state import SessionState
     from acp_tui.ui.screens.changes import ChangesScreen
 
 mend()
@@ -121,7 +118,7 @@ class AcpApp(App[int]):
         startup = self.startup
         if startup is not None and startup.agent.command == argv:
             return startup.agent
-        return AgentConfig(shlex.join(argv), list(argv), env=dict(options.env), adhoc=True)
+        return AgentConfig.for_command(argv, options.env)
 
     @property
     def shared(self) -> Shared:
@@ -236,25 +233,6 @@ class AcpApp(App[int]):
 
     # -- the agent ----------------------------------------------------------------------------
 
-    def _opening(self, view: ConversationView) -> Opening:
-        """How `view`'s conversation opens its session: the first as the command line asked
-        (`--resume`, `--fork`); any with the command line's agent signed in with its `--auth`,
-        in its `--mode` and `--model`."""
-        from acp_tui.conversation.conversation import Opening
-
-        startup = self.startup
-        if startup is None or view.agent is not startup.agent:
-            return Opening()
-        first = view.number == 1
-        return Opening(
-            startup.resume if first else None,
-            startup.fork and first,
-            startup.auth,
-            startup.mode,
-            startup.model,
-            new_if_unavailable=True,
-        )
-
     def start_agent(self, view: ConversationView) -> None:
         self.run_worker(self._start_agent(view), group=f"agent-{view.mode}", exit_on_error=False)
 
@@ -273,7 +251,7 @@ class AcpApp(App[int]):
             view.options,
             self.shared,
             view,
-            opening=self._opening(view),
+            opening=view.opening(self.startup),
             on_wire=view.live_check.feed,
             started=view.started,
         )
@@ -283,7 +261,7 @@ class AcpApp(App[int]):
 
     async def _run(self, conversation: Conversation, step: Awaitable[None]) -> None:
         """`step` (a start, a restart); a failure is said."""
-        from acp_tui.conversation.conversation import STARTUP_ERRORS
+        from acp_tui.conversation.agent_link import STARTUP_ERRORS
 
         try:
             await step
@@ -357,19 +335,7 @@ class AcpApp(App[int]):
         if agent is None:
             return
         current = self.conversation
-        if agent is current.agent:
-            # What the user signed in with (an `env_var` method) goes along.
-            options = msgspec.structs.replace(current.options, env=dict(current.options.env))
-        else:
-            options = msgspec.structs.replace(
-                self.options,
-                env=dict(agent.env),
-                mcp_servers=agent.mcp_servers,
-                providers=agent.providers,
-            )
-        if agent.startup_timeout is not None:
-            timeout = max(options.startup_timeout, agent.startup_timeout)
-            options = msgspec.structs.replace(options, startup_timeout=timeout)
+        options = options_beside(agent, self.options, current.agent, current.options)
         self._opened_count += 1
         number = self._opened_count
         view = ConversationView(self, f"conversation-{number}", number, agent, options)
@@ -434,128 +400,37 @@ class AcpApp(App[int]):
     def on_session_header_changed(self, event: SessionHeader.Changed) -> None:
         self.refresh_session_bars()
 
-    # -- sessions -----------------------------------------------------------------------------
+    # -- sessions (of the shown conversation: see `ConversationView`) ------------------------
 
-    @work(group="sessions", exclusive=True, exit_on_error=False)
-    async def action_sessions(self) -> None:
+    def action_sessions(self) -> None:
         """The session picker; the chosen session replaces the one shown."""
-        from acp_tui.ui.screens import SessionsScreen
-
-        # Read before the first await: the user may show another conversation meanwhile.
-        view, conversation = self.conversation, self._core()
-        if conversation is None:
-            return
-        entries = await conversation.list_sessions()
-        session = conversation.session
-        current = session.id if session is not None else None
-        elsewhere = frozenset(
-            c.session.id for c in self.conversations if c.session is not None and c is not view
+        self.run_worker(
+            self.conversation.pick_session(), group="sessions", exclusive=True, exit_on_error=False
         )
-        picker = SessionsScreen(
-            entries,
-            current,
-            delete=conversation.delete_session,
-            agent_deletes=conversation.deletes_sessions,
-            open_elsewhere=elsewhere,
-            forks=conversation.forks,
-        )
-        picked = await self.push_screen_wait(picker)
-        if picked is None:
-            return
-        entry = picked.entry
-        if picked.fork:
-            self._fork(conversation, entry.session_id, await conversation.fork_history(entry))
-        elif entry.session_id != current:
-            await self.switch_session(entry, view)
 
     async def switch_session(
         self, entry: SessionEntry, view: ConversationView | None = None
     ) -> None:
         """Open `entry` in `view`'s conversation (the shown one by default) instead of its
         session."""
-        from acp_tui.conversation.conversation import NotNow
-        from acp_tui.protocol.jsonrpc import RpcError
-
-        conversation = (view or self.conversation).conversation
-        if conversation is None:
-            return
-        try:
-            await conversation.open(entry)
-        except NotNow as refused:
-            self.notify(str(refused), title=refused.title)
-        except RpcError as error:
-            self.notify(error.message, title="The session could not be opened", severity="error")
+        await (view or self.conversation).open_session(entry)
 
     @property
     def can_fork(self) -> bool:
-        conversation = self._core()
-        return conversation is not None and conversation.session is not None and conversation.forks
+        return self.conversation.can_fork
 
     def action_fork(self) -> None:
         """Go on in a fork of the shown session (`session/fork`): a new session that starts
         where this one is, with its history; this one stays as it is, for Ctrl+O."""
-        conversation = self._core()
-        if conversation is not None and conversation.session is not None:
-            session = conversation.session
-            self._fork(conversation, session.id, session.state)
-
-    # A worker of its own: opening the session picker (the "sessions" group's) must not
-    # cancel a fork the agent is making.
-    @work(group="fork", exit_on_error=False)
-    async def _fork(
-        self, conversation: Conversation, source_id: str, history: SessionState
-    ) -> None:
-        from acp_tui.conversation.conversation import NotNow
-        from acp_tui.protocol.jsonrpc import RpcError
-
-        try:
-            shown = await conversation.fork(source_id, history)
-        except NotNow as refused:
-            self.notify(str(refused), title=refused.title)
-            return
-        except RpcError as error:
-            self.notify(error.message, title="The session could not be forked", severity="error")
-            return
-        if not shown:
-            self.notify("The fork is kept: Ctrl+O opens it.", title="Not switched to the fork")
+        self.conversation.fork_shown()
 
     def on_changes_screen_continue_before(self, event: ChangesScreen.ContinueBefore) -> None:
-        """Rewound to before a turn: go on from there in a new session (see
-        `Conversation.continue_before`)."""
-        conversation = self._core()
-        if conversation is not None:
-            self.run_worker(
-                self._continue_before(conversation, event.turn),
-                group="continue",
-                exit_on_error=False,
-            )
-
-    async def _continue_before(self, conversation: Conversation, turn: int) -> None:
-        from acp_tui.conversation.conversation import STARTUP_ERRORS, NotNow
-
-        try:
-            await conversation.continue_before(turn)
-        except NotNow as refused:
-            self.notify(str(refused), title=refused.title)
-        except STARTUP_ERRORS as error:
-            message = conversation.failure(error)
-            self.notify(message, title="No new session", severity="error")
+        """Rewound to before a turn: go on from there in a new session."""
+        self.conversation.continue_before(event.turn)
 
     def action_export(self) -> None:
         """Write the session as Markdown in the workspace; a notification says where."""
-        from acp_tui.conversation.conversation import NotNow
-
-        conversation = self._core()
-        if conversation is None:
-            return
-        try:
-            path = conversation.export()
-        except NotNow:
-            return
-        except OSError as error:
-            self.notify(str(error), title="Not exported", severity="error")
-            return
-        self.notify(str(path), title="Exported to Markdown", timeout=4)
+        self.conversation.export()
 
     def cycle_mode(self) -> None:
         from acp_tui.ui.screens import next_mode

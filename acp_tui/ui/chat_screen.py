@@ -22,22 +22,22 @@ from acp_tui.conversation.attachments import Attachment, clipboard_image, image_
 from acp_tui.conversation.mentions import NO_IMAGES, rank, workspace_files
 from acp_tui.conversation.prompt import Prompt, only_refused_images
 from acp_tui.protocol.images import ImageError
-from acp_tui.protocol.updates import display_order
-from acp_tui.session.reducer import Change
+from acp_tui.session.change import Change
 from acp_tui.ui.browser import open_in_browser
+from acp_tui.ui.dialogs import Dialogs
 from acp_tui.ui.history import PromptHistory
 from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.key_footer import KeyFooter
-from acp_tui.ui.widgets.notice import NoticeLine
+from acp_tui.ui.widgets.notice import NoticeLine, failure_line
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
 from acp_tui.ui.widgets.session_bar import SessionBar
-from acp_tui.ui.widgets.session_header import SessionHeader
+from acp_tui.ui.widgets.session_header import SessionHeader, short_path
 from acp_tui.ui.widgets.transcript import Transcript
-from acp_tui.ui.widgets.usage_bar import UsageBar, turn_summary
+from acp_tui.ui.widgets.usage_bar import UsageBar, settings_summary, turn_summary
 
 if TYPE_CHECKING:
     from acp_tui.conversation.conversation import Conversation
@@ -87,10 +87,8 @@ class ChatScreen(Screen[None]):
         self.files: list[str] = []
         self._sending = False
         self._title_before: str | None = None
-        self._permissions: PermissionPanel | None = None
-        """The permission dialog, once mounted (see `_permission_panel`)."""
-        self._questions: ElicitationPanel | None = None
-        """The question dialog, once mounted (see `_question_panel`)."""
+        self.dialogs = Dialogs(self)
+        """The permission and question dialogs, mounted when the agent first asks."""
 
     def compose(self) -> ComposeResult:
         yield SessionBar(id="sessions")
@@ -117,7 +115,7 @@ class ChatScreen(Screen[None]):
         prompt.workspace = self.workspace
         prompt.focus()
         header = self.query_one(SessionHeader)
-        header.workspace = _short_path(self.workspace)
+        header.workspace = short_path(self.workspace)
 
     # -- the agent's side ---------------------------------------------------------------------
 
@@ -132,7 +130,7 @@ class ChatScreen(Screen[None]):
         self.app.notify(
             message.splitlines()[0], title="The agent could not start", severity="error"
         )
-        self.query_one(Transcript).mount(_failure_block(message))
+        self.query_one(Transcript).mount(failure_line(message))
 
     def agent_exited(self, description: str) -> None:
         self.query_one(SessionHeader).status = "exited"
@@ -186,7 +184,7 @@ class ChatScreen(Screen[None]):
         if kind in ("status", "notice"):
             # A turn's end, or a notice that the agent withdrew a request: both answer
             # requests elsewhere than in the dialogs.
-            self._prune_dialogs()
+            self.dialogs.prune()
         if kind == "status":
             self._sync_busy()
             self._sync_usage()  # a turn's end may say what it took
@@ -212,7 +210,7 @@ class ChatScreen(Screen[None]):
         header.title = state.title or ""
         if header.status == "exited":
             return
-        header.status = "requires_action" if self._waiting_for_answer() else state.status
+        header.status = "requires_action" if self.dialogs.waiting() else state.status
 
     def _sync_usage(self) -> None:
         if self.session is None:
@@ -229,7 +227,7 @@ class ChatScreen(Screen[None]):
     def _sync_settings(self) -> None:
         if self.session is None:
             return
-        self.query_one(UsageBar).settings = settings_summary(self.session)
+        self.query_one(UsageBar).settings = settings_summary(self.session.state)
 
     # -- prompts ------------------------------------------------------------------------------
 
@@ -257,7 +255,7 @@ class ChatScreen(Screen[None]):
         session = self.session
         if session is None or self._sending or session.busy or not self.queue:
             return
-        if self._permissions is not None and self._permissions.asking_reason:
+        if self.dialogs.asking_reason:
             return  # the reason for a rejection, being typed, goes first
         if self.query_one(SessionHeader).status == "exited":
             return
@@ -427,59 +425,14 @@ class ChatScreen(Screen[None]):
         if query is not None and query.kind == "path":
             self._show_files(query.query)
 
-    # -- permissions --------------------------------------------------------------------------
-
-    # The dialogs are mounted the first time the agent asks, not with the screen: the first
-    # frame needs neither them nor their modules (issue 14). Their messages reach the screen's
-    # `on_permission_panel_*` / `on_elicitation_panel_*` handlers by name, so this module
-    # imports their classes only for types.
-
-    def _permission_panel(self) -> PermissionPanel:
-        """The permission dialog (mounted on first use, above the question dialog)."""
-        if self._permissions is None:
-            from acp_tui.ui.widgets.permission_panel import PermissionPanel
-
-            panel = PermissionPanel(id="permission")
-            panel.root = self.workspace
-            panel.guard.draft = self.query_one(PromptInput)  # keys typed as it opens land here
-            self.query_one("#conversation").mount(panel, after="#paused")
-            self._permissions = panel
-        return self._permissions
-
-    def _question_panel(self) -> ElicitationPanel:
-        """The question dialog (mounted on first use, above the queued prompts)."""
-        if self._questions is None:
-            from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
-
-            panel = ElicitationPanel(id="question")
-            panel.guard.draft = self.query_one(PromptInput)
-            self.query_one("#conversation").mount(panel, before="#queue")
-            self._questions = panel
-        return self._questions
-
-    def _dialogs(self) -> list[PermissionPanel | ElicitationPanel]:
-        """The dialogs mounted so far."""
-        return [panel for panel in (self._permissions, self._questions) if panel is not None]
-
-    def _waiting_for_answer(self) -> bool:
-        """Whether a request or a question waits for the user."""
-        return any(panel.queue for panel in self._dialogs())
-
-    def _prune_dialogs(self) -> None:
-        for panel in self._dialogs():
-            panel.prune()
+    # -- permissions and questions ----------------------------------------------------------
 
     def ask_permission(self, pending: PendingPermission) -> None:
-        panel = self._permission_panel()
-        panel.add(pending)
-        # After the refresh: just shown (`-open`), the panel is focusable once its styles are.
-        panel.call_after_refresh(panel.focus)
+        self.dialogs.ask_permission(pending)
         self._waiting_for_user()
 
     def ask_question(self, pending: PendingElicitation) -> None:
-        panel = self._question_panel()
-        panel.agent = self.query_one(SessionHeader).agent or "The agent"
-        panel.add(pending)
+        self.dialogs.ask_question(pending, self.query_one(SessionHeader).agent or "The agent")
         self._waiting_for_user()
 
     def _waiting_for_user(self) -> None:
@@ -490,7 +443,7 @@ class ChatScreen(Screen[None]):
         self.app.set_terminal_title("acp-tui: the agent is waiting for you")
 
     def on_permission_panel_answered(self, event: PermissionPanel.Answered) -> None:
-        self._after_answer(self._permission_panel().has_focus)
+        self._after_answer(self.dialogs.permission_panel().has_focus)
 
     def on_elicitation_panel_answered(self, event: ElicitationPanel.Answered) -> None:
         self._after_answer(event.had_focus)
@@ -498,7 +451,7 @@ class ChatScreen(Screen[None]):
     def _after_answer(self, had_focus: bool) -> None:
         """Nothing left to answer: the prompt gets the keys back (unless the user moved on)."""
         self._sync_header()
-        if self._waiting_for_answer():
+        if self.dialogs.waiting():
             return
         self._restore_title()
         if had_focus or self.focused is None:
@@ -524,7 +477,7 @@ class ChatScreen(Screen[None]):
         if event.text and event.session is self.session:
             self.queue.insert(0, Prompt(event.text))
             self._show_queue()
-        if not self._permission_panel().queue:
+        if not self.dialogs.permission_panel().queue:
             self.query_one(PromptInput).focus()
         self._send_next()
 
@@ -536,7 +489,7 @@ class ChatScreen(Screen[None]):
         conversation.save_rule(event.rule)
         event.pending.select(event.option_id)
         conversation.answer_waiting_by_policy()  # others waiting that the new rule answers
-        self._permission_panel().prune()
+        self.dialogs.permission_panel().prune()
 
     def _restore_title(self) -> None:
         if self._title_before is not None:
@@ -564,7 +517,7 @@ class ChatScreen(Screen[None]):
         conversation = self.conversation
         if conversation is None or not conversation.cancel(CANCEL_GRACE):
             return False
-        self._prune_dialogs()
+        self.dialogs.prune()
         return True
 
     def action_scroll_transcript(self, direction: int) -> None:
@@ -613,38 +566,3 @@ class ChatScreen(Screen[None]):
     def _copy(self, event: Block.CopyRequested) -> None:
         self.app.copy_to_clipboard(event.text)
         self.app.notify(f"Copied {len(event.text)} characters", timeout=2)
-
-
-def settings_summary(session: Session) -> str:
-    """`mode Ask · model Demo Fast`: the first three selects, in the agent's order."""
-    state = session.state
-    parts: list[str] = []
-    options = [o for o in display_order(state.config_options) if o.type == "select"]
-    has_mode_option = any(o.category == "mode" for o in options)
-    if state.modes and not has_mode_option:
-        current = next((m.name for m in state.modes if m.id == state.current_mode), None)
-        if current:
-            parts.append(f"mode {current}")
-    for option in options[:3]:
-        value = next(
-            (c.name for c in option.choices() if c.value == option.current_value),
-            option.current_value,
-        )
-        parts.append(f"{option.name.lower()} {value}")
-    return " · ".join(parts)
-
-
-def _short_path(path: Path) -> str:
-    home = Path.home()
-    try:
-        return "~/" + str(path.relative_to(home)) if path != home else "~"
-    except ValueError:
-        return str(path)
-
-
-def _failure_block(message: str) -> Block:
-    from acp_tui.session.state import Notice
-    from acp_tui.ui.widgets.notice import NoticeLine
-
-    first, _, rest = message.partition("\n")
-    return NoticeLine(Notice("error", f"The agent could not start: {first}", rest or None))

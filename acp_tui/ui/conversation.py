@@ -17,9 +17,10 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
     from acp_tui.check.live import LiveCheck
-    from acp_tui.config import AgentConfig
+    from acp_tui.config import AgentConfig, Startup
+    from acp_tui.conversation.agent_link import Opening
     from acp_tui.conversation.conversation import Conversation
-    from acp_tui.conversation.opening import Opened
+    from acp_tui.conversation.opening import Opened, SessionEntry
     from acp_tui.conversation.permissions import AgentPolicy
     from acp_tui.conversation.sign_in import AuthChoice
     from acp_tui.session.agent_info import AgentInfo
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.options import ClientOptions
     from acp_tui.session.session import PendingPermission, Session
+    from acp_tui.session.state import SessionState
     from acp_tui.ui.app import AcpApp
     from acp_tui.ui.chat_screen import ChatScreen
 
@@ -118,6 +120,24 @@ class ConversationView(FrontEnd):
             name = header.title or header.agent
         return f"{self.number} {name}".strip()
 
+    def opening(self, startup: Startup | None) -> Opening:
+        """How the conversation opens its session, as `startup` (the command line) asks: the
+        first conversation the session `--resume` names (`--fork`: a fork of it); any with the
+        command line's agent signed in with its `--auth`, in its `--mode` and `--model`."""
+        from acp_tui.conversation.agent_link import Opening
+
+        if startup is None or self.agent is not startup.agent:
+            return Opening()
+        first = self.number == 1
+        return Opening(
+            startup.resume if first else None,
+            startup.fork and first,
+            startup.auth,
+            startup.mode,
+            startup.model,
+            new_if_unavailable=True,
+        )
+
     # -- the front end -------------------------------------------------------------------------
 
     def _chat(self) -> ChatScreen:
@@ -199,3 +219,123 @@ class ConversationView(FrontEnd):
 
         with self.app.suspend():
             return await asyncio.to_thread(run_in_terminal, argv, env, self.options.cwd)
+
+    # -- its sessions ------------------------------------------------------------------------
+
+    async def pick_session(self) -> None:
+        """The session picker; the chosen session replaces the one shown (or is forked)."""
+        from acp_tui.ui.screens import SessionsScreen
+
+        conversation = self.conversation
+        if conversation is None:
+            return
+        app = self.app
+        entries = await conversation.list_sessions()
+        session = conversation.session
+        current = session.id if session is not None else None
+        elsewhere = frozenset(
+            c.session.id for c in app.conversations if c.session is not None and c is not self
+        )
+        picker = SessionsScreen(
+            entries,
+            current,
+            delete=conversation.delete_session,
+            agent_deletes=conversation.deletes_sessions,
+            open_elsewhere=elsewhere,
+            forks=conversation.forks,
+        )
+        picked = await app.push_screen_wait(picker)
+        if picked is None:
+            return
+        entry = picked.entry
+        if picked.fork:
+            self.fork(entry.session_id, await conversation.fork_history(entry))
+        elif entry.session_id != current:
+            await self.open_session(entry)
+
+    async def open_session(self, entry: SessionEntry) -> None:
+        """Open `entry` instead of the session shown."""
+        from acp_tui.conversation.agent_link import NotNow
+        from acp_tui.protocol.jsonrpc import RpcError
+
+        if self.conversation is None:
+            return
+        try:
+            await self.conversation.open(entry)
+        except NotNow as refused:
+            self.app.notify(str(refused), title=refused.title)
+        except RpcError as error:
+            self.app.notify(
+                error.message, title="The session could not be opened", severity="error"
+            )
+
+    @property
+    def can_fork(self) -> bool:
+        conversation = self.conversation
+        return conversation is not None and conversation.session is not None and conversation.forks
+
+    def fork_shown(self) -> None:
+        """Go on in a fork of the session shown."""
+        session = self.session
+        if session is not None:
+            self.fork(session.id, session.state)
+
+    def fork(self, source_id: str, history: SessionState) -> None:
+        """Show a fork of session `source_id` (the one shown, or one picked in Ctrl+O), with
+        `history`, in place of the session shown, which stays as it is."""
+        # A worker of its own: opening the session picker (the "sessions" group's) must not
+        # cancel a fork the agent is making.
+        self.app.run_worker(self._fork(source_id, history), group="fork", exit_on_error=False)
+
+    async def _fork(self, source_id: str, history: SessionState) -> None:
+        from acp_tui.conversation.agent_link import NotNow
+        from acp_tui.protocol.jsonrpc import RpcError
+
+        if self.conversation is None:
+            return
+        try:
+            shown = await self.conversation.fork(source_id, history)
+        except NotNow as refused:
+            self.app.notify(str(refused), title=refused.title)
+            return
+        except RpcError as error:
+            self.app.notify(
+                error.message, title="The session could not be forked", severity="error"
+            )
+            return
+        if not shown:
+            self.app.notify("The fork is kept: Ctrl+O opens it.", title="Not switched to the fork")
+
+    def continue_before(self, turn: int) -> None:
+        """Rewound to before `turn`: go on from there in a new session (the app's worker: the
+        changes view that asked is dismissed meanwhile)."""
+        self.app.run_worker(self._continue_before(turn), group="continue", exit_on_error=False)
+
+    async def _continue_before(self, turn: int) -> None:
+        from acp_tui.conversation.agent_link import STARTUP_ERRORS, NotNow
+
+        conversation = self.conversation
+        if conversation is None:
+            return
+        try:
+            await conversation.continue_before(turn)
+        except NotNow as refused:
+            self.app.notify(str(refused), title=refused.title)
+        except STARTUP_ERRORS as error:
+            message = conversation.failure(error)
+            self.app.notify(message, title="No new session", severity="error")
+
+    def export(self) -> None:
+        """Write the session as Markdown in the workspace; a notification says where."""
+        from acp_tui.conversation.agent_link import NotNow
+
+        if self.conversation is None:
+            return
+        try:
+            path = self.conversation.export()
+        except NotNow:
+            return
+        except OSError as error:
+            self.app.notify(str(error), title="Not exported", severity="error")
+            return
+        self.app.notify(str(path), title="Exported to Markdown", timeout=4)

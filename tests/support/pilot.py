@@ -13,7 +13,7 @@ from pathlib import Path
 
 from textual.pilot import Pilot
 
-from acp_tui.cli import DEMO_AGENT
+from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
 from acp_tui.config import Config, Startup, demo_agent
 from acp_tui.session.options import ClientOptions
 from acp_tui.ui.app import AcpApp

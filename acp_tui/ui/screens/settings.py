@@ -20,7 +20,7 @@ from textual.widgets.option_list import Option
 
 from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.protocol.updates import ConfigOption, display_order
-from acp_tui.session.reducer import Change
+from acp_tui.session.change import Change
 from acp_tui.session.session import Session
 from acp_tui.ui.screens.dialog import Dialog
 

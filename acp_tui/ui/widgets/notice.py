@@ -114,3 +114,9 @@ class NoticeLine(Block):
 
     def text(self) -> str:
         return "\n".join(p for p in (self.item.title, self.item.detail) if p)
+
+
+def failure_line(message: str) -> NoticeLine:
+    """The line that says the agent could not start (its first line; the rest folded)."""
+    first, _, rest = message.partition("\n")
+    return NoticeLine(Notice("error", f"The agent could not start: {first}", rest or None))

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.content import Content
@@ -128,3 +130,12 @@ class SessionHeader(Horizontal):
         mark = SPINNER[self._frame] if busy and self.app.animation_level != "none" else "●"
         text = STATUS_TEXT.get(self.status, self.status)
         self.query_one(".header--status", Static).update(Content(f"{mark} {text}"))
+
+
+def short_path(path: Path) -> str:
+    """`path` from the home directory (`~/...`), as people write it."""
+    home = Path.home()
+    try:
+        return "~/" + str(path.relative_to(home)) if path != home else "~"
+    except ValueError:
+        return str(path)

@@ -10,28 +10,28 @@ mounted again looks as it was left. When a block above the view turns out taller
 than guessed, the view is moved by as much in the same layout pass: what the user reads stays
 put. Following is Textual's anchor: it stops when the user scrolls up and resumes at the
 bottom (or with End).
+
+The window's books (which blocks are mounted, every item's height, the spacers) are kept by
+`transcript_window.TranscriptWindow`, mixed in here.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Hashable
-from itertools import accumulate
 from pathlib import Path
 from typing import Any, ClassVar
 
-from textual._styles_cache import StylesCache
 from textual.binding import Binding, BindingType
 from textual.containers import VerticalScroll
 from textual.content import Content
-from textual.geometry import Region, Size
+from textual.geometry import Size
 from textual.layout import DockArrangeResult
 from textual.message import Message as TextualMessage
 from textual.reactive import reactive
 from textual.widget import Widget
 from textual.widgets import Static
 
-from acp_tui.session.reducer import Change
+from acp_tui.session.change import Change
 from acp_tui.session.state import (
     Message,
     Notice,
@@ -43,64 +43,14 @@ from acp_tui.session.state import (
 )
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.heights import estimate
-from acp_tui.ui.widgets.message import AgentMessage, UserMessage
-from acp_tui.ui.widgets.notice import NoticeLine
-from acp_tui.ui.widgets.plan_view import PlanView
+from acp_tui.ui.widgets.message import AgentMessage
 from acp_tui.ui.widgets.quiet_size import quiet_virtual_size
 from acp_tui.ui.widgets.thought import Thought
-from acp_tui.ui.widgets.tool_call import ToolCallCard, content_views
-
-AHEAD = 1.0
-"""Screens of blocks kept mounted beyond the view, above and below: scrolling finds them
-ready."""
-BATCH = 2.0
-"""Screens of blocks mounted at once when fewer than `AHEAD` are ready: mounting lays the
-screen out again, so it is done for several pages at a time; the pages between only scroll
-(Textual's fast path: no layout)."""
-BEHIND = 5.0
-"""Screens beyond the view past which blocks are released (down to `AHEAD + BATCH`, so that
-scrolling back and forth does not mount and release the same blocks). Blocks are also
-released down to that when blocks are mounted on the other side: in the same layout."""
-SPARE = 8
-"""Released blocks of each kind kept (hidden) for reuse. A block made anew costs its
-composition and styling, and a released one is garbage that only a full collection frees: a
-stall, and memory that grows until then."""
+from acp_tui.ui.widgets.tool_call import ToolCallCard
+from acp_tui.ui.widgets.transcript_window import AHEAD, Spacer, TranscriptWindow
 
 
-class Spacer(Widget):
-    """Stands for the blocks not mounted above (or below) the window: their total height."""
-
-    virtual_size = quiet_virtual_size()
-
-    DEFAULT_CSS = """
-    Spacer {
-        width: 1fr;
-        height: 0;
-    }
-    """
-
-    cells = 0
-
-    def __init__(self) -> None:
-        super().__init__()
-        self._styles_cache = _BlankLines()
-
-    def set_cells(self, cells: int) -> None:
-        if cells != self.cells:
-            self.cells = cells
-            self.styles.height = cells
-
-
-class _BlankLines(StylesCache):
-    """A spacer's cache of drawn lines. Textual notes which lines are dirty in a set of line
-    numbers: for a spacer standing for 100,000 lines, 100,000 ints made again at every resize
-    (2 ms, and 8 MB kept). A spacer draws blank lines: an empty cache redraws them as surely."""
-
-    def set_dirty(self, *regions: Region) -> None:
-        self.clear()
-
-
-class Transcript(VerticalScroll, can_focus=False):
+class Transcript(TranscriptWindow, VerticalScroll, can_focus=False):
     """Every message, tool call, plan and notice of the session, in order."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
@@ -303,85 +253,7 @@ class Transcript(VerticalScroll, can_focus=False):
             thought.settle()
         self._open_thoughts.clear()
 
-    def _block_for(self, item: TimelineItem) -> Block:
-        """A block showing `item`: a spare one of its kind if there is one, else a new one."""
-        state = self.state
-        assert state is not None
-        kind = _kind_of(item)
-        spare = self._spare.get(_reuse_key(item, kind))
-        block: Block
-        if spare:
-            block = spare.pop()
-            block.rebind(item)
-            block.display = True
-        elif kind is ToolCallCard:
-            block = ToolCallCard(item, state, self.root)  # type: ignore[arg-type]
-        else:
-            block = kind(item)
-        if kind is Thought:
-            # Open while it streams; folded once something came after it.
-            block.expanded = state.timeline[-1] is item and state.status != "idle"
-        expanded = self._folds.get(id(item))
-        if expanded is not None:
-            block.folded_by_user = True
-            block.expanded = expanded
-        return block
-
     # -- heights ------------------------------------------------------------------------------
-
-    def _view_height(self) -> int:
-        return self.scrollable_content_region.height or self.app.size.height
-
-    def _sync_heights(self) -> None:
-        """Guess the heights of new items and of changed ones outside the window (all of
-        them again when the width changed)."""
-        assert self.state is not None
-        timeline = self.state.timeline
-        width = self.scrollable_content_region.width or self.app.size.width
-        folds = self._folds
-        if width != self._width:
-            self._width = width
-            self._heights = [estimate(item, width, folds.get(id(item), False)) for item in timeline]
-            self._offsets = None
-            self._changed.clear()
-            return
-        heights = self._heights
-        known = len(heights)
-        if known < len(timeline):
-            heights.extend(
-                estimate(item, width, folds.get(id(item), False)) for item in timeline[known:]
-            )
-            self._offsets = None
-        for key, item in self._changed.items():
-            if key in self._blocks:
-                continue
-            # What changes off screen is mostly the last item (a stream the view left): no scan.
-            if timeline and timeline[-1] is item:
-                index = len(timeline) - 1
-            else:
-                try:
-                    index = timeline.index(item)
-                except ValueError:
-                    continue
-            if index >= known:
-                continue  # estimated just now
-            height = estimate(item, width, folds.get(key, False))
-            if heights[index] != height:
-                heights[index] = height
-                self._offsets = None
-        self._changed.clear()
-
-    def _item_offsets(self) -> list[int]:
-        """Where each item starts, and (last) where the history ends, in lines."""
-        if self._offsets is None:
-            self._offsets = list(accumulate(self._heights, initial=0))
-        return self._offsets
-
-    def _index_at(self, y: float) -> int:
-        """The item at `y` lines from the top of the history (clamped to the history)."""
-        offsets = self._item_offsets()
-        index = bisect_right(offsets, y) - 1
-        return max(0, min(index, len(offsets) - 2))
 
     def arrange(self, size: Size, optimal: bool = False) -> DockArrangeResult:
         """Textual's arrangement, from which the mounted blocks' heights are measured and the
@@ -432,129 +304,6 @@ class Transcript(VerticalScroll, can_focus=False):
                 self._offsets = None
 
     # -- the window ---------------------------------------------------------------------------
-
-    @property
-    def blocks(self) -> list[Block]:
-        """The mounted blocks, in order."""
-        return list(self._window)
-
-    def block_for(self, item: Any) -> Block | None:
-        return self._blocks.get(id(item))
-
-    def _schedule_update(self) -> None:
-        if not self._update_scheduled:
-            self._update_scheduled = True
-            self.call_after_refresh(self._update_window)
-
-    def _update_window(self) -> None:
-        """Mount the blocks near the view that are not, release those far from it."""
-        self._update_scheduled = False
-        state = self.state
-        if state is None or not self.is_attached:
-            return
-        self._sync_heights()
-        count = len(state.timeline)
-        if not count:
-            return
-        offsets = self._item_offsets()
-        view = self._view_height()
-        if self.is_anchored and not self._anchor_released:
-            top = offsets[-1] - view
-        else:
-            # Where the spacer was laid out (below the welcome, if any): asking Textual would
-            # lay the whole screen out again once the spacer is out of view.
-            top = self.scroll_y - self._placed.get(self._above, 0)
-        bottom = top + view
-        want_first = self._index_at(top - view * AHEAD)
-        want_end = self._index_at(bottom + view * AHEAD) + 1
-        first, end = self._first, self._first + len(self._window)
-        if not self._window or end <= want_first or first >= want_end:
-            self._show_range(want_first, want_end)
-            return
-        short = end < want_end or first > want_first
-        too_far = first < self._index_at(top - view * BEHIND) or end > (
-            self._index_at(bottom + view * BEHIND) + 1
-        )
-        if not short and not too_far:
-            return  # the view only scrolls: no layout
-        keep_first = self._index_at(top - view * (AHEAD + BATCH))
-        keep_end = self._index_at(bottom + view * (AHEAD + BATCH)) + 1
-        if end < want_end:
-            self._mount(end, keep_end)
-        elif end > keep_end:
-            self._release(self._window[keep_end - first :])
-        if first > want_first:
-            self._mount(keep_first, first)
-        elif first < keep_first:
-            self._release(self._window[: keep_first - first])
-            self._first = keep_first
-        self._set_spacers()
-
-    def _mount(self, start: int, end: int) -> None:
-        """Mount the blocks of items `start` to `end`, just above or just below the window."""
-        assert self.state is not None
-        blocks = [self._block_for(item) for item in self.state.timeline[start:end]]
-        for block in blocks:
-            self._blocks[id(block.item)] = block
-        if start < self._first:
-            self._window[:0] = blocks
-            self._first = start
-            for block in reversed(blocks):
-                self._place(block, after=self._above)
-        else:
-            self._window.extend(blocks)
-            for block in blocks:
-                self._place(block, before=self._below)
-
-    def _place(
-        self, block: Block, *, before: Widget | None = None, after: Widget | None = None
-    ) -> None:
-        """Mount a new block, or move a reused one, next to `before` or `after`."""
-        if block.parent is self:
-            self.move_child(block, before=before, after=after)
-        else:
-            self.mount(block, before=before, after=after)
-
-    def _release(self, blocks: list[Block]) -> None:
-        """Unmount `blocks` (from one end of the window), keeping what the user chose."""
-        focused = self.screen.focused
-        for block in blocks:
-            self._blocks.pop(id(block.item), None)
-            self._placed.pop(block, None)  # shown again, it is another item elsewhere
-            if block.folded_by_user:
-                self._folds[id(block.item)] = block.expanded
-            if focused is not None and (focused is block or block in focused.ancestors):
-                # Textual would focus (and scroll to) a neighbour: the screen chooses instead.
-                self.screen.set_focus(None)
-                self.post_message(self.FocusReleased())
-            # Hidden, the block leaves the layout in the same pass as the spacer takes its
-            # height (removing takes a while).
-            block.display = False
-        released = set(blocks)
-        self._window = [block for block in self._window if block not in released]
-        self._open_thoughts = [t for t in self._open_thoughts if t not in released]
-        excess: list[Block] = []
-        for block in blocks:
-            spare = self._spare.setdefault(_reuse_key(block.item, type(block)), [])
-            if len(spare) < SPARE and block.composed:
-                spare.append(block)
-            else:
-                excess.append(block)
-        if excess:
-            self.remove_children(excess)
-
-    def _show_range(self, start: int, end: int) -> None:
-        """Mount items `start` to `end` instead of the window (a jump)."""
-        if self._window:
-            self._release(list(self._window))
-        self._first = start
-        self._mount(start, end)
-        self._set_spacers()
-
-    def _set_spacers(self) -> None:
-        offsets = self._item_offsets()
-        self._above.set_cells(offsets[self._first])
-        self._below.set_cells(offsets[-1] - offsets[self._first + len(self._window)])
 
     def watch_scroll_y(self, old: float, new: float) -> None:
         super().watch_scroll_y(old, new)
@@ -653,21 +402,3 @@ class Transcript(VerticalScroll, can_focus=False):
         """Browse the blocks from the last one (mounted again if the view is far above)."""
         if self.state is not None and self.state.timeline:
             self.reveal(self.state.timeline[-1])
-
-
-def _reuse_key(item: TimelineItem, kind: type[Block]) -> Hashable:
-    """What a released block must have shown to show `item` (a `kind` block) again as it is:
-    its kind, and for a tool call the widgets of its content (reshaping a card mounts and
-    removes widgets: a layout more, for every card scrolled into reach)."""
-    return (kind, content_views(item)) if isinstance(item, ToolCallState) else kind
-
-
-def _kind_of(item: TimelineItem) -> type[Block]:
-    """The block class that shows `item`."""
-    if isinstance(item, Message):
-        return {"user": UserMessage, "thought": Thought}.get(item.role, AgentMessage)
-    if isinstance(item, ToolCallState):
-        return ToolCallCard
-    if isinstance(item, PlanState):
-        return PlanView
-    return NoticeLine

@@ -7,7 +7,8 @@ from textual.content import Content
 from textual.reactive import reactive
 from textual.widgets import Static
 
-from acp_tui.protocol.updates import TurnUsage
+from acp_tui.protocol.updates import TurnUsage, display_order
+from acp_tui.session.state import SessionState
 
 BAR_CELLS = 20
 
@@ -107,3 +108,21 @@ class UsageBar(Static):
             text = f"⚠ {self.violations} protocol violation{plural} (F12)"
             parts.append(Content.styled(text, "$text-warning"))
         self.update(Content("  ·  ").join(parts))
+
+
+def settings_summary(state: SessionState) -> str:
+    """`mode Ask · model Demo Fast`: the first three selects, in the agent's order."""
+    parts: list[str] = []
+    options = [o for o in display_order(state.config_options) if o.type == "select"]
+    has_mode_option = any(o.category == "mode" for o in options)
+    if state.modes and not has_mode_option:
+        current = next((m.name for m in state.modes if m.id == state.current_mode), None)
+        if current:
+            parts.append(f"mode {current}")
+    for option in options[:3]:
+        value = next(
+            (c.name for c in option.choices() if c.value == option.current_value),
+            option.current_value,
+        )
+        parts.append(f"{option.name.lower()} {value}")
+    return " · ".join(parts)

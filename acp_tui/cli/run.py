@@ -1,202 +1,56 @@
-"""`acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]`
+"""`acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]`, and the dispatch of
+`acp-tui SUBCOMMAND` to its module.
 
 With `-p` it runs headless; without, the TUI. The agent is the command after `--`, else the
 config file's `--agent NAME`, else its `default_agent`, else the built-in demo agent, so a new
-user sees everything acp-tui does at once. Also `acp-tui agents`, `acp-tui sessions`,
-`acp-tui export ID` and `acp-tui logout` (see `acp_tui.commands`).
+user sees everything acp-tui does at once.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import os
 import signal
 import sys
 from collections.abc import Sequence
-from pathlib import Path
 
-from acp_tui import __version__
+from acp_tui.cli.parser import build_parser, split_agent_command
 from acp_tui.config import (
-    DEMO_COMMAND,
     AgentConfig,
     ConfigError,
     Startup,
     config_path,
     load_config,
+    write_default_config,
 )
-from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
+from acp_tui.session.options import ClientOptions
 from acp_tui.transport.head_start import HeadStart
 
-DEMO_AGENT = DEMO_COMMAND
-SUBCOMMANDS = ("agents", "sessions", "export", "logout", "providers", "check")
 HEADLESS_SWITCH_INTERVAL = 0.0005
 """Seconds the event loop's thread, busy with a flood, keeps the GIL from a thread that waits
 for it (Python's default: 5 ms): the record's writer and the checkpoints' git wait for it
 each time one of their calls returns."""
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="acp-tui",
-        usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
-        "       acp-tui agents | sessions [--agent NAME] | export ID [-o FILE]"
-        " | logout [--agent NAME]\n"
-        "       acp-tui providers [--agent NAME]\n"
-        "       acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] -- AGENT ...",
-        description="A terminal client for AI coding agents that speak the Agent Client "
-        "Protocol. Without an agent command it runs the configured default agent, or the "
-        "built-in demo agent.",
-        epilog="commands: `agents` lists the configured agents, `sessions` the sessions you "
-        "can --resume, `export ID` writes one as Markdown, `logout` signs out of the agent, "
-        "`providers` says where its model requests go, `check` tells an agent's author "
-        "what it gets wrong (each takes --help).",
-    )
-    parser.add_argument("--version", action="version", version=f"acp-tui {__version__}")
-    parser.add_argument(
-        "--cwd", type=Path, default=Path.cwd(), help="the workspace (default: here)"
-    )
-    parser.add_argument(
-        "-p",
-        "--prompt",
-        action="append",
-        dest="prompts",
-        metavar="PROMPT",
-        help="run headless: send PROMPT as one turn (repeat for more turns in one session)",
-    )
-    parser.add_argument(
-        "--output-format",
-        choices=("text", "jsonl"),
-        default="text",
-        help="headless output: the agent's text as it streams, or one JSON object per change",
-    )
-    parser.add_argument(
-        "--agent",
-        metavar="NAME",
-        help="run the agent of this name from the config file, else the ACP Registry's agent "
-        "of this id (installed first, after asking)",
-    )
-    parser.add_argument(
-        "--yes", action="store_true", help="install a registry agent without asking (scripts)"
-    )
-    parser.add_argument(
-        "--resume",
-        nargs="?",
-        const="",
-        metavar="ID",
-        help="continue a session (its id, or a prefix of it; without one: the latest with "
-        "this agent in this workspace)",
-    )
-    parser.add_argument(
-        "--fork",
-        action="store_true",
-        help="with --resume: go on in a fork of that session (session/fork), which stays as "
-        "it was: e.g. -p 'summarize this' without adding to it",
-    )
-    parser.add_argument(
-        "--permission",
-        choices=("ask", "allow", "reject"),
-        default=None,
-        help="how to answer the agent's permission requests (default: the config's, else "
-        "ask; headless has no one to ask: ask rejects)",
-    )
-    parser.add_argument(
-        "--elicitation",
-        choices=("off", "decline", "cancel"),
-        default="off",
-        help="headless: off (the default) offers the agent no questions (elicitation), so it "
-        "asks in its answer or decides itself; decline or cancel offers them and answers so",
-    )
-    parser.add_argument("--transcript", type=Path, help="record every JSON-RPC message here")
-    parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")
-    parser.add_argument("--mode", metavar="MODE_ID", help="switch the session to this mode")
-    parser.add_argument("--model", metavar="MODEL", help="switch the session to this model")
-    parser.add_argument(
-        "--protocol-version",
-        type=int,
-        choices=SUPPORTED_VERSIONS,
-        default=1,
-        help="the ACP version to offer (2 is the draft)",
-    )
-    parser.add_argument(
-        "--allow-path",
-        action="append",
-        type=Path,
-        default=[],
-        metavar="DIR",
-        help="also let the agent read and write in DIR (repeatable; default: only the workspace)",
-    )
-    parser.add_argument(
-        "--startup-timeout",
-        type=float,
-        default=30.0,
-        metavar="SECONDS",
-        help="give up if the agent has not answered initialize and session/new by then "
-        "(default: 30)",
-    )
-    parser.add_argument(
-        "--cancel-grace",
-        type=float,
-        default=10.0,
-        metavar="SECONDS",
-        help="headless: how long an agent gets to confirm a cancel before it is stopped "
-        "(default: 10)",
-    )
-    parser.add_argument(
-        "--no-record", action="store_true", help="keep no local record of the conversation"
-    )
-    parser.add_argument(
-        "--no-checkpoints",
-        action="store_true",
-        help="take no checkpoint of the workspace around each turn (`acp-tui changes`)",
-    )
-    parser.add_argument(
-        "--config-path", action="store_true", help="print the config file's path and exit"
-    )
-    parser.add_argument(
-        "--init-config",
-        action="store_true",
-        help="write a config file with examples for common agents (if there is none) and exit",
-    )
-    parser.add_argument("--no-fs", action="store_true", help="do not serve fs/* to the agent")
-    parser.add_argument(
-        "--no-terminal", action="store_true", help="do not run commands for the agent"
-    )
-    return parser
-
-
-def split_agent_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Our options before `--`, the agent's command after it."""
-    args = list(argv)
-    if "--" in args:
-        cut = args.index("--")
-        return args[:cut], args[cut + 1 :]
-    return args, []
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     ours, agent_command = split_agent_command(sys.argv[1:] if argv is None else argv)
-    if ours and ours[0] in ("changes", "rewind"):
-        from acp_tui.checkpoints import commands as checkpoint_commands
-
-        return checkpoint_commands.run(ours[0], ours[1:])
-    if ours and ours[0] in SUBCOMMANDS:
-        from acp_tui import commands
-
-        return commands.run(ours[0], ours[1:], agent_command)
     parser = build_parser()
     for arg in ours:
         if not _utf8(arg):  # a prompt typed in another encoding: JSON cannot carry it
             parser.error(f"{os.fsencode(arg)!r} is not valid UTF-8 text")
     args = parser.parse_args(ours)
+    if args.subcommand is not None:
+        subcommand = importlib.import_module(f"acp_tui.cli.{args.subcommand}")
+        status: int = subcommand.run(args, agent_command)
+        return status
     if args.fork and args.resume is None:
         parser.error("--fork forks the session --resume opens: give both")
     if args.config_path:
         print(config_path())
         return 0
     if args.init_config:
-        from acp_tui.commands import init_config
-
         return init_config()
     config = load_config()
     for problem in config.problems:
@@ -257,6 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args, agent, permission, startup, client_options)
     finally:
         head_start.discard()
+
+
+def init_config() -> int:
+    path = config_path()
+    if write_default_config(path):
+        print(f"Wrote {path}: uncomment the agents you use, then run `acp-tui agents`.")
+    else:
+        print(f"{path} exists; acp-tui left it as it is.")
+    return 0
 
 
 def _utf8(text: str) -> bool:

@@ -1,0 +1,291 @@
+"""The one parser of `acp-tui`: its options, and every subcommand with its own.
+
+`acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]` runs the TUI (headless with `-p`);
+`acp-tui SUBCOMMAND ...` runs one of `SUBCOMMANDS`. What comes after `--` is an agent's
+command and is never parsed here (see `split_agent_command`). Building it imports nothing
+beyond the standard library and `acp_tui.session.options`: it runs before the first frame.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from acp_tui import __version__
+from acp_tui.check import CALL_TIMEOUT, DEFAULT_PROMPT, TURN_TIMEOUT
+from acp_tui.session.options import SUPPORTED_VERSIONS
+
+SUBCOMMANDS = {
+    "agents": "the configured agents and the ACP Registry's",
+    "sessions": "the sessions you can --resume here",
+    "export": "a recorded conversation as Markdown",
+    "logout": "sign out of the agent",
+    "providers": "where the agent's model requests go",
+    "check": "what an ACP agent gets wrong, for its author",
+    "changes": "what each turn changed in the workspace",
+    "rewind": "put the workspace back as it was before a turn",
+}
+"""Every subcommand, with the line `acp-tui --help` says of it."""
+
+
+def split_agent_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Our arguments before `--`, the agent's command after it."""
+    args = list(argv)
+    if "--" in args:
+        cut = args.index("--")
+        return args[:cut], args[cut + 1 :]
+    return args, []
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="acp-tui",
+        usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
+        "       acp-tui SUBCOMMAND [options]   (each takes --help)",
+        description="A terminal client for AI coding agents that speak the Agent Client "
+        "Protocol. Without an agent command it runs the configured default agent, or the "
+        "built-in demo agent.",
+    )
+    _run_options(parser)
+    subcommands = parser.add_subparsers(
+        dest="subcommand", title="subcommands", metavar="SUBCOMMAND", required=False
+    )
+    for name, summary in SUBCOMMANDS.items():
+        sub = subcommands.add_parser(name, help=summary, description=_DESCRIPTIONS[name])
+        _SUBCOMMAND_OPTIONS[name](sub)
+    return parser
+
+
+def _run_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--version", action="version", version=f"acp-tui {__version__}")
+    parser.add_argument(
+        "--cwd", type=Path, default=Path.cwd(), help="the workspace (default: here)"
+    )
+    parser.add_argument(
+        "-p",
+        "--prompt",
+        action="append",
+        dest="prompts",
+        metavar="PROMPT",
+        help="run headless: send PROMPT as one turn (repeat for more turns in one session)",
+    )
+    parser.add_argument(
+        "--output-format",
+        choices=("text", "jsonl"),
+        default="text",
+        help="headless output: the agent's text as it streams, or one JSON object per change",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="NAME",
+        help="run the agent of this name from the config file, else the ACP Registry's agent "
+        "of this id (installed first, after asking)",
+    )
+    parser.add_argument(
+        "--yes", action="store_true", help="install a registry agent without asking (scripts)"
+    )
+    parser.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="ID",
+        help="continue a session (its id, or a prefix of it; without one: the latest with "
+        "this agent in this workspace)",
+    )
+    parser.add_argument(
+        "--fork",
+        action="store_true",
+        help="with --resume: go on in a fork of that session (session/fork), which stays as "
+        "it was: e.g. -p 'summarize this' without adding to it",
+    )
+    parser.add_argument(
+        "--permission",
+        choices=("ask", "allow", "reject"),
+        default=None,
+        help="how to answer the agent's permission requests (default: the config's, else "
+        "ask; headless has no one to ask: ask rejects)",
+    )
+    parser.add_argument(
+        "--elicitation",
+        choices=("off", "decline", "cancel"),
+        default="off",
+        help="headless: off (the default) offers the agent no questions (elicitation), so it "
+        "asks in its answer or decides itself; decline or cancel offers them and answers so",
+    )
+    parser.add_argument("--transcript", type=Path, help="record every JSON-RPC message here")
+    parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")
+    parser.add_argument("--mode", metavar="MODE_ID", help="switch the session to this mode")
+    parser.add_argument("--model", metavar="MODEL", help="switch the session to this model")
+    parser.add_argument(
+        "--protocol-version",
+        type=int,
+        choices=SUPPORTED_VERSIONS,
+        default=1,
+        help="the ACP version to offer (2 is the draft)",
+    )
+    parser.add_argument(
+        "--allow-path",
+        action="append",
+        type=Path,
+        default=[],
+        metavar="DIR",
+        help="also let the agent read and write in DIR (repeatable; default: only the workspace)",
+    )
+    parser.add_argument(
+        "--startup-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="give up if the agent has not answered initialize and session/new by then "
+        "(default: 30)",
+    )
+    parser.add_argument(
+        "--cancel-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="headless: how long an agent gets to confirm a cancel before it is stopped "
+        "(default: 10)",
+    )
+    parser.add_argument(
+        "--no-record", action="store_true", help="keep no local record of the conversation"
+    )
+    parser.add_argument(
+        "--no-checkpoints",
+        action="store_true",
+        help="take no checkpoint of the workspace around each turn (`acp-tui changes`)",
+    )
+    parser.add_argument(
+        "--config-path", action="store_true", help="print the config file's path and exit"
+    )
+    parser.add_argument(
+        "--init-config",
+        action="store_true",
+        help="write a config file with examples for common agents (if there is none) and exit",
+    )
+    parser.add_argument("--no-fs", action="store_true", help="do not serve fs/* to the agent")
+    parser.add_argument(
+        "--no-terminal", action="store_true", help="do not run commands for the agent"
+    )
+
+
+# -- the subcommands ----------------------------------------------------------------------------
+
+_DESCRIPTIONS = {
+    "agents": "List the agents in the config file, and whether each one's command is on your "
+    "PATH; then the agents of the ACP Registry (`acp-tui --agent ID` starts one).",
+    "sessions": "List the sessions you can continue with `acp-tui --resume ID`: those the "
+    "agent lists (if it can) and those acp-tui recorded, for this agent in this workspace.",
+    "export": "Write a recorded conversation as Markdown.",
+    "logout": "Sign out of an agent that offers it (`logout`), and forget the sign-in method "
+    "acp-tui remembered for it.",
+    "providers": "Where the agent's LLM providers send its model requests (`providers/list`, "
+    "for agents that offer it), once the config's `[agents.NAME.providers.ID]` routes are set.",
+    "check": "Run a fixed series of protocol cases against an ACP agent in a scratch workspace "
+    "and report what it gets wrong, with the rule and the line. Exit 0 only when every MUST "
+    "holds.",
+    "changes": "What each turn of a session changed in the workspace (whoever wrote it: the "
+    "agent through acp-tui, the agent itself, a command it ran), from the checkpoints acp-tui "
+    "takes before and after every turn.",
+    "rewind": "Put the workspace's files back as they were before turn N of a session (from "
+    "acp-tui's checkpoints). The files as they are now are kept first: --undo puts them back.",
+}
+
+
+def _agents(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--update", action="store_true", help="fetch the registry now, however fresh the cache"
+    )
+
+
+def _sessions(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "acp-tui sessions [--agent NAME] [--cwd DIR] [--all] [-- AGENT COMMAND ...]"
+    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the workspace")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every conversation acp-tui recorded, for any agent and workspace",
+    )
+
+
+def _export(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("id", metavar="ID", help="the session id (or a prefix of it)")
+    parser.add_argument("-o", "--output", type=Path, help="the file to write (default: stdout)")
+    parser.add_argument("--agent", metavar="NAME", help="only sessions with this agent")
+
+
+def _agent_to_ask(parser: argparse.ArgumentParser) -> None:
+    """`logout` and `providers`: which agent to start, and where."""
+    parser.usage = f"{parser.prog} [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]"
+    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="where to start it")
+
+
+def _check(parser: argparse.ArgumentParser) -> None:
+    parser.usage = (
+        "acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] [--prompt TEXT] "
+        "[--auth METHOD_ID] -- AGENT COMMAND ..."
+    )
+    parser.add_argument("--protocol-version", type=int, choices=(1, 2), default=1)
+    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
+    parser.add_argument(
+        "--prompt",
+        default=DEFAULT_PROMPT,
+        help="the prompt of the cases that need a model (a prompt turn, a cancel mid-turn)",
+    )
+    parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")
+    parser.add_argument(
+        "--call-timeout",
+        type=float,
+        default=CALL_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long a request may take (default: {CALL_TIMEOUT:g})",
+    )
+    parser.add_argument(
+        "--turn-timeout",
+        type=float,
+        default=TURN_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long a prompt turn may take (default: {TURN_TIMEOUT:g})",
+    )
+
+
+def _changes(parser: argparse.ArgumentParser) -> None:
+    parser.usage = "acp-tui changes [SESSION] [--turn N] [--patch] [--cwd DIR]"
+    parser.add_argument(
+        "session", nargs="?", metavar="SESSION", help="a session id or prefix (default: the latest)"
+    )
+    parser.add_argument("--turn", type=int, metavar="N", help="only turn N")
+    parser.add_argument("--patch", action="store_true", help="the diffs too, as a patch")
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the workspace")
+
+
+def _rewind(parser: argparse.ArgumentParser) -> None:
+    parser.usage = (
+        "acp-tui rewind SESSION (--turn N [--file PATH ...] | --undo) [--yes] [--cwd DIR]"
+    )
+    parser.add_argument("session", metavar="SESSION", help="a session id or prefix")
+    parser.add_argument("--turn", type=int, metavar="N", help="rewind to before turn N")
+    parser.add_argument(
+        "--file", action="append", metavar="PATH", help="only this file (repeatable)"
+    )
+    parser.add_argument("--undo", action="store_true", help="undo the session's last rewind")
+    parser.add_argument(
+        "--yes", action="store_true", help="do not ask (files you changed are overwritten too)"
+    )
+    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the workspace")
+
+
+_SUBCOMMAND_OPTIONS = {
+    "agents": _agents,
+    "sessions": _sessions,
+    "export": _export,
+    "logout": _agent_to_ask,
+    "providers": _agent_to_ask,
+    "check": _check,
+    "changes": _changes,
+    "rewind": _rewind,
+}
