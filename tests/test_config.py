@@ -22,6 +22,7 @@ from acp_tui.protocol.methods import PermissionOption, PermissionRequest
 from acp_tui.protocol.updates import ToolCallUpdate
 from acp_tui.services.permissions import PermissionPolicy, Rule
 from acp_tui.session.options import ProviderRoute
+from tests.support import TEST_AGENTS
 from tests.support.cli import run_cli
 
 
@@ -383,9 +384,7 @@ def test_providers_lists_where_the_agents_requests_go(tmp_path: Path) -> None:
     config = tmp_path / "config" / "acp-tui" / "config.toml"
     config.parent.mkdir(parents=True)
     demo = json.dumps([sys.executable, "-m", "acp_tui.demo"])
-    plain = json.dumps(
-        [sys.executable, str(Path(__file__).parent / "agents" / "rejecting_agent.py")]
-    )
+    plain = json.dumps([sys.executable, str(TEST_AGENTS / "rejecting_agent.py")])
     config.write_text(
         f"[agents.d]\ncommand = {demo}\n"
         '[agents.d.providers.main]\napi_type = "openai"\nbase_url = "https://gw.example/v1"\n'

@@ -35,8 +35,8 @@ app.run(headless=True, size=(120, 40))
 """
 
 LOADED_AFTER_THE_FIRST_FRAME = (
-    "jsonschema",  # the live protocol check, started with the agent
-    "acp_tui.check",
+    "jsonschema",  # the live protocol check's validator, started with the agent
+    "acp_tui.check.validator",
     "acp_tui.registry",  # the agent picker (Ctrl+N)
     "acp_tui.ui.screens.agent_picker",
     "urllib.request",
@@ -53,7 +53,8 @@ LOADED_AFTER_THE_FIRST_FRAME = (
     "acp_tui.ui.widgets.permission_panel",  # the dialogs, mounted when the agent first asks
     "acp_tui.ui.widgets.elicitation_panel",
     "acp_tui.session.elicitation",
-    "webbrowser",  # opens an agent's URL, when the user says so
+    "acp_tui.conversation.conversation",  # what runs an agent: the conversation and below
+    "acp_tui.conversation.agent_link",
     "tomllib",  # reads the config file (when there is one) and the permission rules
 )
 

@@ -68,10 +68,10 @@ class Validator:
 DUTY = 0.1
 """The share of one core this process takes at most: under a flood of updates it rests nine
 times as long as it worked. On a small machine (two cores, maybe two threads of one core) any
-more slows the conversation's own process measurably (`bench/bench_protocol.py`: 20% at a
-quarter); it falls behind instead, and acp-tui counts what it could not check. An agent's
-usual pace is checked in full, a burst a little later (a message of the schema takes about
-0.7 ms to check)."""
+more slows the conversation's own process measurably, even at a quarter; it falls behind
+instead, and acp-tui counts what it could not check. An agent's usual pace is checked in full,
+a burst a little later (checking a message against the schema is slow). Figures:
+bench/README.md, "Protocol path" > "The changes, before and after"."""
 REST_EVERY = 0.005
 """Seconds of work between rests: one sleep per few hundred lines, not one per line."""
 

@@ -7,6 +7,8 @@ import argparse
 
 from acp_tui.cli.printing import config, print_table, warn
 from acp_tui.config import AgentConfig, Config
+from acp_tui.registry import load_registry
+from acp_tui.registry.install import registry_status
 
 
 def run(args: argparse.Namespace, agent_command: list[str]) -> int:
@@ -29,9 +31,6 @@ def run(args: argparse.Namespace, agent_command: list[str]) -> int:
 
 
 def _registry_agents(config: Config, update: bool) -> None:
-    from acp_tui.registry import load_registry
-    from acp_tui.registry.install import registry_status
-
     loaded = load_registry(refresh=update)
     for problem in loaded.index.problems:
         warn(f"registry: {problem}")

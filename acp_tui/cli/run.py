@@ -181,7 +181,7 @@ def _run(
                 checkpoints.close()
         # The interpreter's exit collects the whole heap (a whole turn's state, after a flood)
         # more than once; what is still alive now is freed by reference counting anyway.
-        # (`bench_headless.py`, interleaved: chunks 375 -> 331-350 ms, mixed 831 -> 742-776.)
+        # (bench/README.md, "Protocol path" > "The changes, before and after": the exit.)
         gc.freeze()
         return code
     # Off until the first frame: all the TUI's start-up makes lives as long as it does (see

@@ -7,7 +7,7 @@ all of them, and one shadow repository checkpoints the turns of every agent in t
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from acp_tui.checkpoints.checkpointer import Checkpointer
@@ -30,7 +30,9 @@ class Shared:
         workspace: Path,
         *,
         permission: Mode,
-        checkpoints: Checkpointer | None = None,
+        checkpoints: Checkpointer | bool = False,
+        ignore: Sequence[Path | None] = (),
+        on_wait: Callable[[], None] | None = None,
         record: bool = False,
         rules: PermissionPolicy | None = None,
         rules_dir: Path | None = None,
@@ -39,7 +41,18 @@ class Shared:
         self.workspace = workspace
         self.permission: Mode = permission
         """`--permission` (or the config's): who answers when no rule does."""
-        self.checkpoints = checkpoints or Checkpointer(workspace, enabled=False)
+        if not isinstance(checkpoints, Checkpointer):
+            checkpoints = Checkpointer(
+                workspace,
+                enabled=checkpoints,
+                ignore=ignore,
+                on_warning=on_warning,
+                on_wait=on_wait,
+            )
+        self.checkpoints = checkpoints
+        """Taken around every turn of every conversation: made here (`True`: on, with acp-tui's
+        own files in the workspace, `ignore`, left out), or given, already staging the first
+        turn's checkpoint."""
         self.record = record
         """Whether conversations are recorded (`--no-record` turns it off)."""
         self._rules_dir = rules_dir

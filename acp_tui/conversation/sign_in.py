@@ -112,7 +112,7 @@ def find_choice(info: AgentInfo, method_id: str) -> AuthChoice | None:
 
 
 def _choice(method: Any) -> AuthChoice:
-    kind = method.type if method.type in TYPE_LABELS else "agent"
+    kind: AuthType = method.type if method.type in TYPE_LABELS else "agent"
     choice = AuthChoice(method.key, method.name, kind, method.description)
     legacy = method.meta.get("terminal-auth") if isinstance(method.meta, dict) else None
     if kind == "terminal" or (isinstance(legacy, dict) and _strings(legacy.get("command"))):

@@ -14,15 +14,13 @@ from typing import Any, TextIO
 
 import msgspec
 
-from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.config import AgentConfig
-from acp_tui.conversation.agent_link import NotSelected, Opening
+from acp_tui.conversation.agent_link import STARTUP_ERRORS, NotSelected, Opening
 from acp_tui.conversation.conversation import Conversation
 from acp_tui.conversation.front_end import FrontEnd
-from acp_tui.conversation.opening import NothingToResume
 from acp_tui.conversation.prompt import Prompt
-from acp_tui.conversation.shared import Shared
-from acp_tui.conversation.sign_in import AuthFailed, AuthRequired, run_in_terminal
+from acp_tui.conversation.shared import Checkpointer, Shared
+from acp_tui.conversation.sign_in import AuthRequired, run_in_terminal
 from acp_tui.headless.events import JsonPrinter, TextPrinter
 from acp_tui.headless.output import Output
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
@@ -30,10 +28,8 @@ from acp_tui.services.permissions import Mode, PermissionPolicy, PermissionRules
 from acp_tui.session.agent_info import AgentInfo
 from acp_tui.session.change import Change
 from acp_tui.session.elicitation import PendingElicitation
-from acp_tui.session.handshake import ProtocolMismatch
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import Session
-from acp_tui.transport.launcher import LaunchError
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -112,16 +108,15 @@ class HeadlessRun(FrontEnd):
         except PermissionRulesError as error:
             self.rules_error = error
             rules = PermissionPolicy(mode)
-        checkpoints = options.checkpoints or Checkpointer(client_options.cwd, enabled=False)
-        checkpoints.on_warning = self._warn
         self.shared = Shared(
             client_options.cwd,
             permission=mode,
-            checkpoints=checkpoints,
+            checkpoints=options.checkpoints or False,
             record=options.record,
             rules=rules,
             on_warning=self._warn,
         )
+        self.shared.checkpoints.on_warning = self._warn
         opening = Opening(
             options.resume,
             options.fork,
@@ -218,16 +213,14 @@ class HeadlessRun(FrontEnd):
             raise Failure(
                 f"the agent requires sign-in; pass --auth with one of: {methods or 'none listed'}"
             ) from error
-        except (LaunchError, ProtocolMismatch, AuthFailed, NothingToResume) as error:
-            raise Failure(str(error)) from error
-        except NotSelected as error:
-            raise Failure(str(error)) from error
         except RpcError as error:
             started = self._agent_started
             what = (
                 "open the session" if started and options.resume is not None else "start a session"
             )
             raise Failure(f"could not {what}: {error.message}") from error
+        except (*STARTUP_ERRORS, NotSelected) as error:  # launch, version, sign-in, no session
+            raise Failure(str(error)) from error
         opened = self.conversation.opened
         if opened is not None:
             for message in [opened.notice, *opened.warnings]:

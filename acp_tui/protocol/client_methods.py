@@ -110,7 +110,8 @@ def decode_params(params: msgspec.Raw, params_type: type[T]) -> T:
         decoder = _decoders[params_type] = msgspec.json.Decoder(params_type)
     raw = bytes(params) or b"null"
     try:
-        return decoder.decode(raw)
+        decoded: T = decoder.decode(raw)
+        return decoded
     except msgspec.DecodeError as first:
         # Only a ValidationError can be cured by dropping fields; anything else (a string the
         # decoder cannot take, e.g. a lone UTF-16 surrogate) is reported as is.
@@ -120,7 +121,7 @@ def decode_params(params: msgspec.Raw, params_type: type[T]) -> T:
             fields = _decode_object(raw)
         except msgspec.DecodeError:
             raise RpcError(INVALID_PARAMS, f"Invalid params: {first}") from first
-    exact = getattr(params_type, "EXACT", frozenset())
+    exact: frozenset[str] = getattr(params_type, "EXACT", frozenset())
     for field in msgspec.structs.fields(params_type):  # type: ignore[arg-type]
         if field.required or field.name in exact or field.encode_name not in fields:
             continue

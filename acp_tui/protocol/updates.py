@@ -372,7 +372,7 @@ SessionUpdate = (
     | TerminalOutputChunk
 )
 
-KNOWN_KINDS = frozenset(cls.__struct_config__.tag for cls in SessionUpdate.__args__)  # type: ignore[attr-defined]
+KNOWN_KINDS = frozenset(cls.__struct_config__.tag for cls in SessionUpdate.__args__)
 
 
 class SessionNotification(Wire):
@@ -416,7 +416,8 @@ def _lenient_update(update: dict[str, Any], reason: str) -> SessionUpdate | Unkn
     fields = dict(update)
     for _ in range(_MAX_DROPPED_FIELDS):
         try:
-            return msgspec.convert(fields, SessionUpdate)  # type: ignore[arg-type]
+            converted: SessionUpdate = msgspec.convert(fields, SessionUpdate)
+            return converted
         except msgspec.ValidationError as error:
             match = _BAD_FIELD.search(str(error).replace("`$.", "`$.update."))
             field = match.group(1) if match else None

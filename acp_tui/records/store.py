@@ -40,7 +40,8 @@ DRAIN_PATIENCE = 1.0
 """Seconds `RecordStore.drained` waits off the event loop for a writer that stays busy."""
 PAGE_SIZE = 16384
 """For a new database: items are kilobytes of JSON each (a tool call with its diff), and
-pages of 4 KB left most of them on overflow pages, at twice the cost of a save."""
+pages of 4 KB left most of them on overflow pages, which made a save much dearer
+(bench/README.md, "Third pass: the record's writes")."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS conversations (
@@ -345,7 +346,8 @@ class RecordStore:
     async def drained(self, patience: float = DRAIN_PATIENCE) -> None:
         """`settle`, the event loop going on meanwhile: the writer is waited for on a thread.
         A read right after a long history was handed over (Ctrl+O as it opens) would
-        otherwise freeze the screen until all of it is written (100 ms for 12k items).
+        otherwise freeze the screen until all of it is written (for frames on end:
+        bench/README.md, "Fourth pass: the record off the loop").
         While the loop goes on, saves may keep coming: after `patience` seconds, what is
         asked for by then is waited for on the loop."""
         writer = self._writer

@@ -33,7 +33,7 @@ import os
 import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, cast, get_args
 
 import msgspec
 
@@ -253,7 +253,7 @@ def _parse_rules(path: Path, entries: object) -> list[Rule]:
             raise PermissionRulesError(f"{where}: `decision` must be allow, reject or ask")
         if workspace is not None and not (isinstance(workspace, str) and os.path.isabs(workspace)):
             raise PermissionRulesError(f"{where}: `workspace` must be an absolute path")
-        rules.append(Rule(kind, decision, workspace))
+        rules.append(Rule(kind, cast(RuleDecision, decision), workspace))
     return rules
 
 

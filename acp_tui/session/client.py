@@ -166,7 +166,9 @@ class AgentClient:
     async def list_providers(self) -> list[m.ProviderInfo]:
         """The agent's LLM providers and where each sends requests (`providers/list`, when
         it `supports("providers")`)."""
-        response = await self._request_in_time("providers/list", {}, m.ListProvidersResponse)
+        response: m.ListProvidersResponse = await self._request_in_time(
+            "providers/list", {}, m.ListProvidersResponse
+        )
         return response.providers
 
     async def _request_in_time(

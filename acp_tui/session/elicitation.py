@@ -16,7 +16,7 @@ import math
 import re
 from collections.abc import Mapping
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, cast
 from urllib.parse import urlsplit
 
 import msgspec
@@ -213,7 +213,7 @@ def initial_value(form_field: FormField) -> Entered:
     if form_field.kind == "choices":
         return list(default or [])
     if form_field.kind == "choice":
-        return default
+        return cast(str | None, default)
     return (
         "" if default is None else (f"{default:g}" if isinstance(default, float) else str(default))
     )
@@ -432,7 +432,7 @@ def describe_answer(
 def _shown(form_field: FormField, value: Any) -> str:
     titles = {c.value: c.title for c in form_field.choices}
     if isinstance(value, list):
-        return ", ".join(titles.get(v, v) for v in value) or "none"
+        return ", ".join(titles.get(v) or str(v) for v in value) or "none"
     if isinstance(value, bool):
         return "yes" if value else "no"
     return titles.get(value, str(value)) if isinstance(value, str) else f"{value:g}"

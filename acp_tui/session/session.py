@@ -185,7 +185,8 @@ class Session:
         """Run one prompt turn; return its stop reason (`cancelled` after a cancel)."""
         if self._turn_done is not None:
             raise RuntimeError("a turn is already running in this session")
-        done = self._turn_done = asyncio.get_running_loop().create_future()
+        done: asyncio.Future[str | None] = asyncio.get_running_loop().create_future()
+        self._turn_done = done
         self.emit_all(reducer.begin_turn(self.state, content))
         request = m.PromptRequest(self.id, content)
         call = asyncio.ensure_future(

@@ -8,7 +8,7 @@ agent knows where things stand. Plain text, bounded in size; no I/O.
 
 from __future__ import annotations
 
-from acp_tui.session.state import Message, SessionState, ToolCallState
+from acp_tui.session.state import Message, PlanState, SessionState, ToolCallState
 from acp_tui.text import shorten
 
 MESSAGE_CHARS = 600
@@ -23,8 +23,8 @@ def kept_turns_summary(state: SessionState, before_turn: int) -> str:
     """The context for a new session that continues `state` from before turn `before_turn`."""
     turns: dict[int, dict[str, list[str]]] = {}
     for item in state.timeline:
-        if item.turn >= before_turn or item.turn < 1:
-            continue
+        if isinstance(item, PlanState) or item.turn >= before_turn or item.turn < 1:
+            continue  # a plan belongs to no turn
         entry = turns.setdefault(item.turn, {"user": [], "agent": [], "tools": []})
         if isinstance(item, Message) and item.role in ("user", "agent") and item.text.strip():
             entry[item.role].append(item.text)

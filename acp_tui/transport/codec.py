@@ -43,7 +43,10 @@ def _typed_decoder(
     with an `id`, params it cannot read), and the line then takes the general path."""
     handlers: dict[type, Callable[[Any], None]] = {}
     for index, (method, (params_type, handle)) in enumerate(typed.items()):
-        fields = [("params", params_type), ("id", UnsetType, UNSET)]
+        fields: list[tuple[str, Any] | tuple[str, Any, Any]] = [
+            ("params", params_type),
+            ("id", UnsetType, UNSET),
+        ]
         variant = msgspec.defstruct(
             f"_Typed{index}", fields, tag_field="method", tag=method, gc=False
         )

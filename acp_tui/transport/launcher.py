@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import os
 import shlex
 import signal
@@ -93,7 +94,7 @@ class _Adopted:
         readers, closed = [], []
         for pipe in (popen.stdout, popen.stderr):
             reader, lost = asyncio.StreamReader(), loop.create_future()
-            await loop.connect_read_pipe(lambda r=reader, f=lost: _ReadPipe(r, f), pipe)
+            await loop.connect_read_pipe(functools.partial(_ReadPipe, reader, lost), pipe)
             readers.append(reader)
             closed.append(lost)
         transport, protocol = await loop.connect_write_pipe(
@@ -136,8 +137,9 @@ class _ReadPipe(asyncio.StreamReaderProtocol):
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)
         # asyncio reads a pipe 256 KB at a time; a pipe holds 64 KB, and a buffer over 128 KB
-        # is mapped and unmapped by malloc on every read: 62 against 25 us a read, 19 ms of
-        # the main thread in a 34 MB flood. (An attribute of asyncio's pipe transport.)
+        # is mapped and unmapped by malloc on every read, which makes each read dearer
+        # (bench/README.md, "Sixth pass: the tail, the pipe, start-up's dataclasses"). (An
+        # attribute of asyncio's pipe transport.)
         if hasattr(transport, "max_size"):
             transport.max_size = PIPE_READ
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable, Coroutine
 from typing import Any, NoReturn, Protocol, TypeVar
 
@@ -98,11 +99,11 @@ class Peer:
         self._withdrawn: dict[RequestId, str] = {}
         """Our requests withdrawn with `$/cancel_request`, by id: their late answers are due
         (the peer MUST answer), expected, and dropped."""
-        self._serving: dict[RequestId, asyncio.Task[None]] = {}
+        self._serving: dict[RequestId, asyncio.Task[bytes]] = {}
         """The peer's requests being answered, by id: what its `$/cancel_request` stops."""
-        self._stopped: set[asyncio.Task[None]] = set()
+        self._stopped: set[asyncio.Task[Any]] = set()
         """Tasks of requests the peer withdrew (other cancellations are shutdowns)."""
-        self._tasks: set[asyncio.Task[None]] = set()
+        self._tasks: set[asyncio.Task[Any]] = set()
         self._closed: ConnectionClosed | None = None
 
     @property
@@ -111,8 +112,9 @@ class Peer:
 
     # -- sending ------------------------------------------------------------------------------
 
-    async def request(self, method: str, params: Any, result_type: type[T] = msgspec.Raw) -> T:
-        """Send a request and wait for its answer, decoded as `result_type`."""
+    async def request(self, method: str, params: Any, result_type: Any = msgspec.Raw) -> Any:
+        """Send a request and wait for its answer, decoded as `result_type` (a type, or a
+        union of types: `msgspec.Raw` by default)."""
         if self._closed is not None:
             raise self._closed
         request_id = self._next_id
@@ -133,7 +135,7 @@ class Peer:
             if future.done() and not future.cancelled():
                 future.exception()  # a failed send never reads it; asyncio would complain
         if result_type is msgspec.Raw:
-            return raw  # type: ignore[return-value]
+            return raw
         try:
             return _result_decoder(result_type).decode(raw)
         except msgspec.DecodeError as exc:
@@ -197,8 +199,8 @@ class Peer:
 
     def _dispatch(self, message: Incoming, line: bytes) -> None:
         if message.is_notification and message.method == CANCEL_REQUEST:
-            self._cancel_serving(message.params)  # type: ignore[arg-type]
-        elif message.is_notification:
+            self._cancel_serving(message.params)
+        elif message.is_notification:  # so it has a method (a notification with an `id` has not)
             try:
                 self._handler.handle_notification(message.method, message.params)  # type: ignore[arg-type]
             except Exception as exc:  # a bad notification must never stop the stream
@@ -209,7 +211,7 @@ class Peer:
             self._resolve(message, line)
         else:
             self._problem(f"agent sent an object that is not a JSON-RPC message: {_preview(line)}")
-            entry = self._pending_entry(message.id) if message.id is not UNSET else None  # type: ignore[arg-type]
+            entry = self._pending_entry(message.id) if message.id is not UNSET else None
             if entry is not None and not entry[0].done():
                 # An answer with neither result nor error: fail the request it answers, so
                 # nothing waits for ever. (Answering it would put our error in their id space.)
@@ -233,7 +235,7 @@ class Peer:
 
     def _resolve(self, message: Incoming, line: bytes) -> None:
         if message.id in self._withdrawn and message.id not in self._pending:
-            del self._withdrawn[message.id]  # type: ignore[arg-type]
+            del self._withdrawn[message.id]
             return  # the answer to a request we withdrew: due, and no longer wanted
         entry = self._pending_entry(message.id)  # type: ignore[arg-type]
         if entry is None or entry[0].done():
@@ -241,7 +243,7 @@ class Peer:
             return
         future, _method = entry
         if message.error is not UNSET:
-            future.set_exception(RpcError.from_object(message.error))  # type: ignore[arg-type]
+            future.set_exception(RpcError.from_object(message.error))
         else:
             future.set_result(message.result)
 
@@ -261,8 +263,11 @@ class Peer:
         its id until done (so that `$/cancel_request` can stop it)."""
         task = self._spawn(self._response(request_id, method, params))
         self._serving[request_id] = task
-        task.add_done_callback(lambda _task, key=request_id: self._serving.pop(key, None))
+        task.add_done_callback(functools.partial(self._served, request_id))
         return task
+
+    def _served(self, request_id: RequestId, _task: asyncio.Task[bytes]) -> None:
+        self._serving.pop(request_id, None)
 
     async def _answer(self, serving: asyncio.Task[bytes]) -> None:
         line = await serving
@@ -276,7 +281,7 @@ class Peer:
         except asyncio.CancelledError:
             task = asyncio.current_task()
             withdrawn = task in self._stopped
-            self._stopped.discard(task)  # type: ignore[arg-type]
+            self._stopped.discard(task)
             if not withdrawn or self._closed is not None:
                 raise
             # The peer withdrew the request ($/cancel_request): it still gets its answer.

@@ -20,7 +20,9 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
 from textual.screen import Screen
 
+from acp_tui.check.live import LiveCheck
 from acp_tui.config import AgentConfig, Startup, load_config, options_beside
+from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.collector import CollectorPace
 from acp_tui.ui.command_palette import app_commands
@@ -28,6 +30,7 @@ from acp_tui.ui.conversation import ConversationView
 from acp_tui.ui.history import PromptHistory, history_path
 from acp_tui.ui.render.lexers import warm_up
 from acp_tui.ui.textual_fixes import mend
+from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
 
@@ -125,30 +128,22 @@ class AcpApp(App[int]):
         """What every conversation shares: the workspace's checkpoints, the saved permission
         rules, the records (made on first use, after the first frame)."""
         if self._shared is None:
-            from acp_tui.checkpoints.checkpointer import Checkpointer
             from acp_tui.conversation.shared import Shared
 
-            checkpoints = Checkpointer(
+            self._shared = Shared(
                 self.options.cwd,
-                enabled=self._checkpoints_enabled,
+                permission=self.permission,  # type: ignore[arg-type]
+                checkpoints=self._checkpoints_enabled,
                 ignore=[self.options.transcript],
-                on_warning=lambda message: self.notify(
-                    message, title="Checkpoints", severity="warning", timeout=8
-                ),
                 on_wait=lambda: self.notify(
                     "The prompt is sent once the workspace is checkpointed (the first checkpoint "
                     "copies every file).",
                     title="Taking a checkpoint",
                     timeout=4,
                 ),
-            )
-            self._shared = Shared(
-                self.options.cwd,
-                permission=self.permission,  # type: ignore[arg-type]
-                checkpoints=checkpoints,
                 record=self.startup is not None and self.startup.record,
                 rules_dir=self._config_dir,
-                on_warning=lambda message: self.notify(message, severity="warning"),
+                on_warning=lambda message: self.notify(message, severity="warning", timeout=8),
             )
         return self._shared
 
@@ -237,9 +232,6 @@ class AcpApp(App[int]):
         self.run_worker(self._start_agent(view), group=f"agent-{view.mode}", exit_on_error=False)
 
     async def _start_agent(self, view: ConversationView) -> None:
-        # Here, not at the top: its JSON Schema validator is a tenth of the start-up's imports,
-        # and nothing before the first frame needs it.
-        from acp_tui.check.live import LiveCheck
         from acp_tui.conversation.conversation import Conversation
 
         if view.live_check is None:
@@ -300,8 +292,6 @@ class AcpApp(App[int]):
 
     async def sign_out(self) -> None:
         """`logout` (see `Conversation.sign_out`), said in a notification too."""
-        from acp_tui.protocol.jsonrpc import RpcError
-
         conversation = self._core()
         if conversation is None:
             return
@@ -506,8 +496,6 @@ class AcpApp(App[int]):
             return
         if chat.cancel_turn():
             return
-        from acp_tui.ui.widgets.prompt_input import PromptInput
-
         prompt = chat.query_one(PromptInput)
         if prompt.text:
             # Like a shell: Ctrl+C drops the draft (Up brings it back from the history).

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
+import webbrowser
 
 
 def has_graphical_browser() -> bool:
@@ -21,7 +22,6 @@ def open_in_browser(url: str) -> bool:
     """Open `url` in a graphical browser; False if there is none (or it failed)."""
     if not has_graphical_browser():
         return False
-    import webbrowser  # here: the first frame has no use for it (issue 14)
 
     try:
         return webbrowser.open(url)

@@ -2,14 +2,16 @@
 middle of a frame.
 
 A full collection walks every object alive; run by Python on its own schedule it lands
-mid-stream and stalls the UI for 100 ms or more. So: freeze what start-up created (it lives as
+mid-stream and stalls the UI for frames on end (bench/README.md, "Figures behind the code's
+choices"). So: freeze what start-up created (it lives as
 long as the app), let the young generations be collected as usual (small and quick, but less
 often than Python's default), and collect the whole heap only when the user is idle.
 
 `cli.main` starts the app with the collector off: start-up makes objects that live as long as
 the app, and Python's collections walked them over and over before the first frame. The few
 cycles start-up dropped are collected once, shortly after the first frame, before the freeze
-(frozen, they would never be freed). Figures: bench/README.md, "The cycle collector".
+(frozen, they would never be freed). Figures: bench/README.md, "Reached: dialogs on first use,
+the footer, the cycle collector".
 """
 
 from __future__ import annotations

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from textual.app import SystemCommand
 
 from acp_tui.protocol.jsonrpc import RpcError
+from acp_tui.session.state import Message
 
 if TYPE_CHECKING:
     from acp_tui.session.session import Session
@@ -169,8 +170,6 @@ def _apply(app: AcpApp, mode: str | None, option: object, value: object) -> None
 
 
 def copy_last_answer(app: AcpApp) -> None:
-    from acp_tui.session.state import Message
-
     session = app.session
     if session is None:
         return

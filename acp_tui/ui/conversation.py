@@ -12,6 +12,7 @@ import contextlib
 from typing import TYPE_CHECKING
 
 from acp_tui.conversation.front_end import FrontEnd
+from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.session_header import SessionHeader
 
@@ -256,7 +257,6 @@ class ConversationView(FrontEnd):
     async def open_session(self, entry: SessionEntry) -> None:
         """Open `entry` instead of the session shown."""
         from acp_tui.conversation.agent_link import NotNow
-        from acp_tui.protocol.jsonrpc import RpcError
 
         if self.conversation is None:
             return
@@ -289,7 +289,6 @@ class ConversationView(FrontEnd):
 
     async def _fork(self, source_id: str, history: SessionState) -> None:
         from acp_tui.conversation.agent_link import NotNow
-        from acp_tui.protocol.jsonrpc import RpcError
 
         if self.conversation is None:
             return

@@ -1,10 +1,11 @@
 """Showing what the user typed at once, without waiting for the screen's next frame.
 
 Textual paints the screen on a 60 Hz timer: a change waits for the timer's next tick. While an
-agent streams, every tick is taken, so a key typed just after one waits up to 16.7 ms, and
-behind whatever else the loop runs meanwhile. `paint_now` composites just the widget's changed
-lines over the layout already on screen and hands them to the driver, as the screen's own
-update does; everything else (the stream, a change of the widget's size) waits for the tick.
+agent streams, every tick is taken, so a key typed just after one waits up to a whole tick,
+and behind whatever else the loop runs meanwhile (bench/README.md, "Typing latency").
+`paint_now` composites just the widget's changed lines over the layout already on screen and
+hands them to the driver, as the screen's own update does; everything else (the stream, a
+change of the widget's size) waits for the tick.
 
 It uses Textual internals (the screen's compositor and `App._display`), pinned by the
 `textual<9` requirement and exercised by the prompt's tests.

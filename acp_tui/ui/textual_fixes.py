@@ -2,8 +2,9 @@
 
 Two kinds of Textual's garbage outlive the young generations, and the app collects the oldest
 one only when the user is idle (`acp_tui.ui.collector`): a user holding PageDown through a
-long history grew the process by 400 MB in five minutes. Both are cycles that reference
-counting cannot free:
+long history grew the process for as long as the key was held (bench/README.md, "Scrolling,
+third pass: Textual's garbage and Textual's timer"). Both are cycles that reference counting
+cannot free:
 
 - `Strip.divide` (Textual 8.2) answers a cut at its own end with `[self]` and caches that list
   in the strip itself: strip -> cache -> list -> strip. The compositor divides every line of
@@ -19,16 +20,19 @@ counting cannot free:
 
 A `Strip` (one line of a widget, tens of thousands of them alive after scrolling through a long
 history) made seven caches as it was made, used or not: a quarter of all the objects the
-collector tracks, which made the idle full collection 35-44 ms at 20,000 items. The mend makes
-each one on first use, as Textual's own `Content` does its `_divide_cache`: 9-11 ms. It is
-applied only to the `Strip` it was written for (the same slots), else Textual is left as is.
+collector tracks, which made the idle full collection of a long history a stall of a few
+frames. The mend makes each one on first use, as Textual's own `Content` does its
+`_divide_cache`, and the collection a fraction of what it was (bench/README.md, "Scrolling,
+fourth pass: a line's seven caches"). It is applied only to the `Strip` it was written for
+(the same slots), else Textual is left as is.
 
 A timer that skips the ticks it missed (Textual's screen update timer: frames at 60 Hz) skipped
 one more: after a tick that ran past the next one's time, it waited for the tick after that.
 So a frame that took longer than a frame (a layout of the transcript, as when blocks are
 mounted while paging) delayed the next frame by a whole frame more: a page of a held PageDown
-waited 27-38 ms where 10-20 ms would do. The mended `Timer._run` is Textual's with the next
-tick counted from the one due after now.
+waited a tick longer than it needed to (bench/README.md, "Scrolling, third pass: Textual's
+garbage and Textual's timer"). The mended `Timer._run` is Textual's with the next tick counted
+from the one due after now.
 
 `mend()` is idempotent and runs when `acp_tui.ui.app` is imported."""
 

@@ -103,13 +103,14 @@ async def wait_idle(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None
 
 
 async def wait_permission(app: AcpApp, pilot: Pilot[int], timeout: float = 15) -> None:
-    """Until a permission request is shown and takes answers (its key guard is over)."""
+    """Until a permission request is shown and takes answers: it has the keys, and its key
+    guard is over."""
 
     def answerable() -> bool:
         panel = app.chat.query_one_optional(PermissionPanel)  # mounted when first asked
         if panel is None or not panel.is_mounted:
             return False
-        return bool(panel.queue) and not panel.guard.armed
+        return bool(panel.queue) and panel.has_focus and not panel.guard.armed
 
     await wait_until(pilot, answerable, timeout)
     await pilot.pause()

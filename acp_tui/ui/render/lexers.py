@@ -1,7 +1,8 @@
 """Pygments lexers for code: a fence's language, a file's name; built ahead in a thread.
 
-Pygments (and Rich's Syntax, which imports it) cost 150 ms to import: not before the first
-frame. They are imported on first use, or by `warm_up` in a thread after the first frame.
+Pygments (and Rich's Syntax, which imports it) are slow to import: not before the first frame
+(bench/README.md, "Figures behind the code's choices"). They are imported on first use, or by
+`warm_up` in a thread after the first frame.
 """
 
 from __future__ import annotations
@@ -27,8 +28,9 @@ def _lexer_names() -> tuple[dict[str, str], list[tuple[str, str]]]:
 @lru_cache(maxsize=256)
 def lexer_named(alias: str) -> Lexer | None:
     """The Pygments lexer for a fence's language, or None. Only Pygments' own lexers: asking
-    Pygments for an unknown name scans every installed plugin (50 ms, and it imports IPython
-    when that is installed), and a streaming fence shows many partial names (`py`, `pyt`...)."""
+    Pygments for an unknown name scans every installed plugin (slow, and it imports IPython
+    when that is installed), and a streaming fence shows many partial names (`py`, `pyt`...)
+    (bench/README.md, "Figures behind the code's choices")."""
     from pygments.lexers import find_lexer_class_by_name
 
     name = _lexer_names()[0].get(alias.lower())
@@ -60,9 +62,9 @@ COMMON_LANGUAGES = (
 
 
 def warm_up() -> None:
-    """Build the lexers agents use most. Pygments compiles a lexer's rules on first use
-    (40 ms for Python): done once at startup, off the UI thread, the first code block of a
-    stream does not stall it."""
+    """Build the lexers agents use most. Pygments compiles a lexer's rules on first use, long
+    enough to be seen: done once at startup, off the UI thread, the first code block of a
+    stream does not stall it (bench/README.md, "Figures behind the code's choices")."""
     for language in COMMON_LANGUAGES:
         lexer = lexer_named(language)
         if lexer is not None:

@@ -2,9 +2,10 @@
 
 Rendered lines are many small objects (a `Strip` per line, a `Segment` per styled run). Kept for
 a whole long session they cost memory, and worse, Python's cycle collector walks all of them on
-every full collection: with 15,000 lines kept a collection stalls the UI for 100-300 ms. So a
-finished piece keeps only its height; its lines are kept while recently shown, up to a global
-line budget, and rendered again (a few ms) when scrolled back to.
+every full collection: with a long session's lines kept, a collection stalls the UI for
+several frames. So a finished piece keeps only its height; its lines are kept while recently
+shown, up to a global line budget, and rendered again (cheaply) when scrolled back to
+(bench/README.md, "Figures behind the code's choices").
 """
 
 from __future__ import annotations

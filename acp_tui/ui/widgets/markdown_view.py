@@ -7,11 +7,12 @@ and rendered again on each frame. A frame therefore costs the size of the tail, 
 message, and a message of 20,000 chunks streams as smoothly as one of twenty.
 
 When text comes faster than Rich renders it (a fast agent, a replay), a frame takes in what
-it can in `FOLD_TIME`: text is parsed a few KB at a time (markdown-it is ten times faster than
-Rich), finished blocks are rendered in order while time remains, and the blocks left over
-would scroll past unseen: only the last screenful of them is rendered, the others get an
-estimated height. An estimated block is rendered when it is shown, or by the catch-up that
-runs in later frames once the stream slows (`settled` waits for it; `shown` does not).
+it can in `FOLD_TIME`: text is parsed a few KB at a time (markdown-it is much faster than Rich:
+bench/README.md, "Streaming"), finished blocks are rendered in order while time remains, and
+the blocks left over would scroll past unseen: only the last screenful of them is rendered,
+the others get an estimated height. An estimated block is rendered when it is shown, or by
+the catch-up that runs in later frames once the stream slows (`settled` waits for it; `shown`
+does not).
 
 A finished piece remembers its height; its lines live in the shared `STRIPS` budget and are
 rendered again when scrolled back to (see `strip_cache` for why). Non-text content (images,
@@ -43,11 +44,12 @@ if TYPE_CHECKING:
 FRAME = 1 / 60
 """Seconds between two renders of a streaming tail: the screen cannot show more."""
 FOLD_STEP = 2048
-"""Characters of new text parsed at a time (markdown-it parses about 1.5 MB/s; each parse also
-parses the tail again, so not much less)."""
+"""Characters of new text parsed at a time (a small share of what markdown-it parses in a
+frame's `PARSE_TIME`: bench/README.md, "Streaming"; each parse also parses the tail again, so
+not much less)."""
 PARSE_TIME = 0.005
-"""Seconds a frame may spend parsing new text (about 7 KB): the rest waits for the next frame
-instead of freezing the UI."""
+"""Seconds a frame may spend parsing new text (a few KB: bench/README.md, "Streaming"): the
+rest waits for the next frame instead of freezing the UI."""
 FOLD_TIME = 0.010
 """Seconds a frame may spend taking in new text in all (parsing, rendering what will be seen,
 catching up on estimated heights): with the screen's update, a frame stays under 20 ms."""

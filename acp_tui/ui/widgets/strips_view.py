@@ -97,8 +97,8 @@ class StripsView(Widget):
         return self.rich_style if self._base_style is None else self._base_style
 
     def render_lines(self, crop: Region) -> list[Strip]:
-        # `rich_style` walks every ancestor's styles (60 us here): once a paint, not once a
-        # line. A streaming view repaints all its visible lines each frame, since Textual
+        # `rich_style` walks every ancestor's styles (bench/README.md, "Figures behind the
+        # code's choices"): once a paint, not once a line. A streaming view repaints all its visible lines each frame, since Textual
         # drops a widget's line cache whenever its size changes.
         self._base_style = self.rich_style
         try:

@@ -1,6 +1,6 @@
 """Hostile ACP agents: small standard-library scripts, one per misbehaviour, each saying in its
 docstring what it does wrong. `AGENTS` is the one list of them (with their arguments) that the
-headless suite (`tests/test_faults.py`) and the TUI's take their cases from.
+headless suite (`tests/headless/test_faults.py`) and the TUI's take their cases from.
 
 Every agent logs what it sent and what it got back (see `_acp.py`); `AgentLog` reads that log
 and `check_transcript` holds acp-tui's transcript against it: every line the agent wrote must
