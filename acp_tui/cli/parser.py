@@ -38,7 +38,10 @@ def split_agent_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return args, []
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(*, subcommands: bool = True) -> argparse.ArgumentParser:
+    """The parser; without `subcommands`, only the command's own options (what a run of the
+    TUI or headless mode needs: the subcommands' parsers take longer to build than the
+    agent takes to be spawned ahead)."""
     parser = argparse.ArgumentParser(
         prog="acp-tui",
         usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
@@ -48,13 +51,23 @@ def build_parser() -> argparse.ArgumentParser:
         "built-in demo agent.",
     )
     _run_options(parser)
-    subcommands = parser.add_subparsers(
+    if not subcommands:
+        parser.set_defaults(subcommand=None)
+        return parser
+    chosen = parser.add_subparsers(
         dest="subcommand", title="subcommands", metavar="SUBCOMMAND", required=False
     )
     for name, summary in SUBCOMMANDS.items():
-        sub = subcommands.add_parser(name, help=summary, description=_DESCRIPTIONS[name])
+        sub = chosen.add_parser(
+            name, prog=f"acp-tui {name}", help=summary, description=_DESCRIPTIONS[name]
+        )
         _SUBCOMMAND_OPTIONS[name](sub)
     return parser
+
+
+def wants_subcommands(ours: Sequence[str]) -> bool:
+    """Whether the arguments name a subcommand, or ask for help (which lists them)."""
+    return bool(ours) and (ours[0] in SUBCOMMANDS or any(a in ("-h", "--help") for a in ours))
 
 
 def _run_options(parser: argparse.ArgumentParser) -> None:

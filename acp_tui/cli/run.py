@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from acp_tui.cli.parser import build_parser, split_agent_command
+from acp_tui.cli.parser import build_parser, split_agent_command, wants_subcommands
 from acp_tui.config import (
     AgentConfig,
     ConfigError,
@@ -36,7 +36,7 @@ each time one of their calls returns."""
 
 def main(argv: Sequence[str] | None = None) -> int:
     ours, agent_command = split_agent_command(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = build_parser(subcommands=wants_subcommands(ours))
     for arg in ours:
         if not _utf8(arg):  # a prompt typed in another encoding: JSON cannot carry it
             parser.error(f"{os.fsencode(arg)!r} is not valid UTF-8 text")

@@ -98,8 +98,9 @@ class StripsView(Widget):
 
     def render_lines(self, crop: Region) -> list[Strip]:
         # `rich_style` walks every ancestor's styles (bench/README.md, "Figures behind the
-        # code's choices"): once a paint, not once a line. A streaming view repaints all its visible lines each frame, since Textual
-        # drops a widget's line cache whenever its size changes.
+        # code's choices"): once a paint, not once a line. A streaming view repaints all its
+        # visible lines each frame, since Textual drops a widget's line cache whenever its size
+        # changes.
         self._base_style = self.rich_style
         try:
             return super().render_lines(crop)
