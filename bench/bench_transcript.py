@@ -39,6 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+# The tests' driver of the real app (tests/support/pilot.py) drives it here too.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 SCRATCH = Path(tempfile.mkdtemp(prefix="acp-tui-bench-transcript-"))
 # Before acp_tui is imported: records, config and demo sessions stay in the scratch directory.
 for _name in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "XDG_CACHE_HOME"):
@@ -63,7 +65,7 @@ from acp_tui.session.options import ClientOptions  # noqa: E402
 from acp_tui.session.session import Session  # noqa: E402
 from acp_tui.session.state import SessionState  # noqa: E402
 from acp_tui.ui.app import AcpApp  # noqa: E402
-from acp_tui.ui.conversation import Conversation  # noqa: E402
+from acp_tui.ui.conversation import ConversationView  # noqa: E402
 from acp_tui.ui.widgets.heights import estimate  # noqa: E402
 from acp_tui.ui.widgets.transcript import Transcript  # noqa: E402
 from tests.support.pilot import demo_app, demo_workspace  # noqa: E402
@@ -88,16 +90,17 @@ class OfflineApp(AcpApp):
         )
         self.build = build
 
-    def start_agent(self, conversation: Conversation) -> None:
+    def start_agent(self, view: ConversationView) -> None:
+        """No agent: the chat shows a session built here (no conversation runs)."""
+
         class Offline:
             info = AgentInfo(name="bench", version="1", protocol_version=2)
 
         session = Session(Offline(), "sess_bench")  # type: ignore[arg-type]
         session.state = self.build()
-        conversation.session = session
         assert self.chat is not None
         self.chat.attach(session)
-        conversation.started.set()
+        view.started.set()
 
 
 class Frames:
@@ -349,7 +352,7 @@ async def open_history(session_id: str) -> tuple[float, float, int]:
             frames = Frames(app.chat, app.chat.query_one(Transcript))
             while True:
                 await frames.next()
-                session = app.session
+                session = app.chat.session
                 if session is None or not session.state.timeline:
                     continue
                 transcript = app.chat.query_one(Transcript)

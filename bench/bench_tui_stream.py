@@ -56,6 +56,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
+# The tests' driver of the real app (tests/support/pilot.py) drives it here too.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.widget import Widget
@@ -551,7 +554,7 @@ async def bench_memory(messages: int) -> None:
     from acp_tui.session.agent_info import AgentInfo
     from acp_tui.session.session import Session
     from acp_tui.ui.app import AcpApp
-    from acp_tui.ui.conversation import Conversation
+    from acp_tui.ui.conversation import ConversationView
     from acp_tui.ui.widgets.transcript import Transcript
     from tests.support.pilot import demo_app, demo_workspace
 
@@ -562,9 +565,9 @@ async def bench_memory(messages: int) -> None:
         info = AgentInfo(name="bench", version="1", protocol_version=1)
 
     class OfflineApp(AcpApp):
-        def start_agent(self, conversation: Conversation) -> None:
+        def start_agent(self, view: ConversationView) -> None:
+            """No agent: the chat shows a session built here (no conversation runs)."""
             session = Session(Offline(), "sess_bench")  # type: ignore[arg-type]
-            conversation.session = session
             state = session.state
             for index in range(messages):
                 reducer.begin_turn(state, [text_block(f"question {index}")])
@@ -572,7 +575,7 @@ async def bench_memory(messages: int) -> None:
                 reducer.apply(state, update)
                 reducer.end_turn(state, "end_turn")
             self.chat.attach(session)
-            conversation.started.set()
+            view.started.set()
 
     scratch = Path(tempfile.mkdtemp(prefix="acp-tui-bench-"))
     template = demo_app(demo_workspace(scratch / "workspace"), scratch / "state")

@@ -23,6 +23,9 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from unittest.mock import patch
 
+# The tests' driver of the real app (tests/support/pilot.py) drives it here too.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
 from textual.pilot import Pilot
 
 from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
@@ -30,6 +33,7 @@ from acp_tui.demo.store import SessionRecord, SessionStore
 from acp_tui.demo.wire import text_block
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
+from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.support.pilot import (
     demo_app,
@@ -430,6 +434,8 @@ async def shoot(name: str, scene: Scene, scratch: Path) -> Path:
     app = demo_app(workspace, scratch / "state", argv=agent)
     async with app.run_test(size=SIZES.get(name, SIZE)) as pilot:
         await wait_started(app, pilot)
+        for prompt in app.query(PromptInput):  # a cursor shown, not caught mid-blink
+            prompt.cursor_blink = False
         await scene(app, pilot)
         svg = app.export_screenshot(title=f"acp-tui · {name}")
     # rsvg (and some other viewers) collapse leading spaces in <text> unless told not to.

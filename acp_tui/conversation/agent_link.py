@@ -182,7 +182,7 @@ class AgentLink:
 
     def _new_client(self) -> AgentClient:
         front_end = self.front_end
-        traffic = front_end.inspect if getattr(front_end, "inspects_traffic", False) else None
+        traffic = front_end.inspect if front_end.inspects_traffic else None
         return AgentClient(
             self.agent.command,
             self.options,

@@ -29,6 +29,9 @@ class FrontEnd:
     """Whether the user is asked which method to sign in with (`choose_sign_in`)."""
     runs_terminal = False
     """Whether a `terminal` sign-in can run in the user's terminal (`run_terminal`)."""
+    inspects_traffic = False
+    """Whether every line both ways, and the agent's stderr, go to `inspect` (decoded: a cost
+    per line, for a front end that shows them)."""
 
     # -- the agent ----------------------------------------------------------------------------
 

@@ -24,10 +24,12 @@ from acp_tui.session.state import (
 
 
 class TextPrinter:
-    """Streams the agent's message text to `out`, a blank line between messages."""
+    """Streams the agent's message text to `out`, a blank line between messages; a permission
+    request the policy answered goes to `said` (stderr)."""
 
-    def __init__(self, out: Output) -> None:
+    def __init__(self, out: Output, said: Callable[[str], None]) -> None:
         self._out = out
+        self._said = said
         self._printed: dict[str, int] = {}
         self._last: str | None = None
         self._at_line_start = True
@@ -35,6 +37,10 @@ class TextPrinter:
     def __call__(self, session: Session, change: Change) -> None:
         message = change.item
         if change.kind != "message" or message.role != "agent":
+            if change.kind == "permission" and change.delta.by == "policy":
+                answer = change.delta
+                option = answer.option_id or "cancelled"
+                self._said(f"permission for {answer.tool_call_id}: {option} ({answer.reason})")
             return
         done = self._printed.get(message.id, 0)
         text = block_text(change.delta) if change.delta is not None else message.text[done:]

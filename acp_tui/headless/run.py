@@ -26,10 +26,8 @@ from acp_tui.headless.output import Output
 from acp_tui.protocol.jsonrpc import ConnectionClosed, RpcError
 from acp_tui.services.permissions import Mode, PermissionPolicy, PermissionRulesError
 from acp_tui.session.agent_info import AgentInfo
-from acp_tui.session.change import Change
 from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.options import ClientOptions
-from acp_tui.session.session import Session
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -96,7 +94,7 @@ class HeadlessRun(FrontEnd):
         self.options = options
         self.out = Output(options.out, self._output_closed)
         self.json = JsonPrinter(self.out) if options.output_format == "jsonl" else None
-        self.text = TextPrinter(self.out) if self.json is None else None
+        self.text = TextPrinter(self.out, self._warn) if self.json is None else None
         self.answers_questions = options.elicitation != "off"
         self.runs_terminal = bool(sys.stdin and sys.stdin.isatty())
         self.agent = options.agent or AgentConfig.for_command(argv)
@@ -129,8 +127,6 @@ class HeadlessRun(FrontEnd):
             self.agent, client_options, self.shared, self, opening=opening
         )
         self.conversation.subscribe(self.json or self.text)  # type: ignore[arg-type]
-        if self.text is not None:
-            self.conversation.subscribe(self._said_permission)
         self.interrupted = False
         self._agent_started = False
         self._terminated: signal.Signals | None = None
@@ -249,14 +245,6 @@ class HeadlessRun(FrontEnd):
     async def run_terminal(self, argv: list[str], env: dict[str, str]) -> int:
         self._warn(f"signing in: running {' '.join(argv)}")
         return await asyncio.to_thread(run_in_terminal, argv, env, self.conversation.workspace)
-
-    def _said_permission(self, session: Session, change: Change) -> None:
-        """Text output: a permission answered by policy, on stderr."""
-        if change.kind != "permission" or change.delta.by != "policy":
-            return
-        answer = change.delta
-        option = answer.option_id or "cancelled"
-        self._warn(f"permission for {answer.tool_call_id}: {option} ({answer.reason})")
 
     async def ask_question(self, pending: PendingElicitation) -> None:
         """Nobody is there to answer: the `--elicitation` policy does, and says so."""
