@@ -92,6 +92,14 @@ class Shared:
             self._store = RecordStore.open(on_warning=self._on_warning)
         return self._store
 
+    async def warm_up(self) -> None:
+        """A first checkpoint of the workspace, ahead of the first turn (see `Checkpointer`)."""
+        await self.checkpoints.warm_up()
+
+    def stop_checkpoints(self) -> None:
+        """No more checkpoints: the one being taken is abandoned (its git stopped)."""
+        self.checkpoints.close()
+
     def close(self) -> None:
         """No more checkpoints; the records written out."""
         self.checkpoints.close()

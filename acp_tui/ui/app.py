@@ -39,11 +39,8 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 # (bench/README.md, "Lazy imports").
 if TYPE_CHECKING:
     from acp_tui.conversation.conversation import Conversation
-    from acp_tui.conversation.opening import Opened, SessionEntry
-    from acp_tui.conversation.permissions import AgentPolicy
+    from acp_tui.conversation.opening import SessionEntry
     from acp_tui.conversation.shared import Shared
-    from acp_tui.records.store import RecordStore
-    from acp_tui.session.client import AgentClient
     from acp_tui.session.options import ClientOptions
     from acp_tui.session.session import Session
     from acp_tui.ui.screens.changes import ChangesScreen
@@ -150,25 +147,8 @@ class AcpApp(App[int]):
     # The shown conversation's agent and session (each conversation has its own).
 
     @property
-    def client(self) -> AgentClient | None:
-        return self.conversation.client
-
-    @property
     def session(self) -> Session | None:
         return self.conversation.session
-
-    @property
-    def opened(self) -> Opened | None:
-        return self.conversation.opened
-
-    @property
-    def policy(self) -> AgentPolicy | None:
-        """The shown conversation's permission rules (None until its agent starts)."""
-        return self.conversation.policy
-
-    @property
-    def store(self) -> RecordStore | None:
-        return self._shared.store if self._shared is not None else None
 
     @property
     def agent_running(self) -> bool:
@@ -215,7 +195,7 @@ class AcpApp(App[int]):
                 self.notify(warning, title="Config", severity="warning")
         self.start_agent(self.conversation)
         self.run_worker(self._warm_up_once_started(), exit_on_error=False)
-        self.run_worker(self.shared.checkpoints.warm_up(), group="checkpoints", exit_on_error=False)
+        self.run_worker(self.shared.warm_up(), group="checkpoints", exit_on_error=False)
 
     async def _warm_up_once_started(self) -> None:
         # Its thread holds the GIL for most of its time: not while the session opens.
@@ -313,7 +293,7 @@ class AcpApp(App[int]):
 
         current = self.conversation
         config = self.startup.config if self.startup is not None else load_config()
-        info = current.client.info if current.client is not None else None
+        info = current.conversation.agent_info if current.conversation is not None else None
         label, version = (info.title or info.name, info.version) if info else ("", "")
         local = local_choices(current.agent, config, label, version)
         taken = {*config.agents, current.agent.name}
@@ -478,7 +458,8 @@ class AcpApp(App[int]):
             return self.session is not None and self.session.busy and self.screen is self.chat
         if action == "restart_agent":
             down = not self.agent_running or self.agent_unresponsive
-            return down and self.client is not None and self.screen is self.chat
+            started = self.conversation.conversation is not None
+            return down and started and self.screen is self.chat
         if action in ("close_conversation", "switch_conversation"):
             return len(self.conversations) > 1
         if action == "new_conversation":
@@ -533,7 +514,7 @@ class AcpApp(App[int]):
             if view.conversation is not None:
                 view.conversation.closing = True
         if self._shared is not None:
-            self._shared.checkpoints.close()
+            self._shared.stop_checkpoints()  # git killed now, not waited for
         await asyncio.gather(*(self._stop(c) for c in self.conversations))
         if self._shared is not None:
             self._shared.close()

@@ -21,11 +21,9 @@ if TYPE_CHECKING:
     from acp_tui.config import AgentConfig, Startup
     from acp_tui.conversation.agent_link import Opening
     from acp_tui.conversation.conversation import Conversation
-    from acp_tui.conversation.opening import Opened, SessionEntry
-    from acp_tui.conversation.permissions import AgentPolicy
+    from acp_tui.conversation.opening import SessionEntry
     from acp_tui.conversation.sign_in import AuthChoice
     from acp_tui.session.agent_info import AgentInfo
-    from acp_tui.session.client import AgentClient
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.options import ClientOptions
     from acp_tui.session.session import PendingPermission, Session
@@ -77,20 +75,8 @@ class ConversationView(FrontEnd):
     # -- what the app and the tests read ----------------------------------------------------
 
     @property
-    def client(self) -> AgentClient | None:
-        return self.conversation.client if self.conversation is not None else None
-
-    @property
     def session(self) -> Session | None:
         return self.conversation.session if self.conversation is not None else None
-
-    @property
-    def opened(self) -> Opened | None:
-        return self.conversation.opened if self.conversation is not None else None
-
-    @property
-    def policy(self) -> AgentPolicy | None:
-        return self.conversation.policy if self.conversation is not None else None
 
     @property
     def agent_running(self) -> bool:

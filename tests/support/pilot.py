@@ -15,8 +15,10 @@ from textual.pilot import Pilot
 
 from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
 from acp_tui.config import Config, Startup, demo_agent
+from acp_tui.conversation.conversation import Conversation
 from acp_tui.session.options import ClientOptions
 from acp_tui.ui.app import AcpApp
+from acp_tui.ui.conversation import ConversationView
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 
@@ -156,3 +158,11 @@ async def new_conversation(app: AcpApp, pilot: Pilot[int], typed: str = "") -> N
     await pilot.press("enter")
     await wait_until(pilot, lambda: len(app.conversations) > opened)
     await wait_started(app, pilot)
+
+
+def core(shown: AcpApp | ConversationView) -> Conversation:
+    """The `Conversation` behind the app's shown conversation, or behind `shown` (once its agent
+    started): what a test reaches past the screen for (its client, its policy)."""
+    view = shown.conversation if isinstance(shown, AcpApp) else shown
+    assert view.conversation is not None, "the conversation's agent has not started"
+    return view.conversation

@@ -20,7 +20,15 @@ from acp_tui.session.state import Notice
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from tests.support import TEST_AGENTS
-from tests.support.pilot import demo_app, demo_workspace, send, wait_idle, wait_started, wait_until
+from tests.support.pilot import (
+    core,
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_started,
+    wait_until,
+)
 from tests.support.schema import validate_transcript
 from tests.transport.test_connection import Peer, Recorder, wait_for
 
@@ -187,8 +195,8 @@ async def test_the_dialog_closes_when_the_agent_withdraws(tmp_path: Path) -> Non
         await wait_until(pilot, lambda: app.chat.query(PermissionPanel))  # mounted when asked
         panel = app.chat.query_one(PermissionPanel)
         await wait_until(pilot, lambda: panel.queue)
-        assert app.client is not None
-        await app.client.notify("_withdraw", {})
+        assert core(app).client is not None
+        await core(app).client.notify("_withdraw", {})
         await wait_idle(app, pilot)
         assert panel.queue == [] and not panel.display
         assert app.session is not None

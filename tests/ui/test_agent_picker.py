@@ -34,6 +34,7 @@ from acp_tui.ui.screens import agent_picker as picker_module
 from acp_tui.ui.screens.agent_picker import AgentPickerScreen
 from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.support.pilot import (
+    core,
     demo_app,
     demo_workspace,
     send,
@@ -213,19 +214,19 @@ async def test_a_registry_binary_installs_with_progress_and_runs_in_the_new_conv
         folder = tmp_path / "cache" / "acp-tui" / "agents" / "tiny" / "1.0.0"
         assert tiny.agent.name == "tiny"
         assert tiny.agent.command == [str(folder / "bin" / "tiny-agent")]
-        assert tiny.client is not None and tiny.client.argv == tiny.agent.command
+        assert core(tiny).client is not None and core(tiny).client.argv == tiny.agent.command
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
         assert any("acp-tui demo agent" in text for text in message_texts(app))
 
         # Ctrl+R restarts this conversation's own agent, not the first one's.
-        assert tiny.client.process is not None
-        tiny.client.process.process.kill()
+        assert core(tiny).client.process is not None
+        core(tiny).client.process.process.kill()
         await wait_until(pilot, lambda: not tiny.agent_running)
         await pilot.press("ctrl+r")
         await wait_until(pilot, lambda: tiny.agent_running and tiny.session is not None)
-        assert tiny.client.process.argv[0] == str(folder / "bin" / "tiny-agent")
-        assert first.client is not None and first.client.argv[0] == sys.executable
+        assert core(tiny).client.process.argv[0] == str(folder / "bin" / "tiny-agent")
+        assert core(first).client is not None and core(first).client.argv[0] == sys.executable
 
         # Installed now: listed so (from the first conversation: in this one, the same agent).
         await pilot.press("alt+1")

@@ -36,6 +36,7 @@ from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar
 from tests.support.pilot import (
+    core,
     demo_app,
     demo_workspace,
     send,
@@ -83,7 +84,7 @@ async def test_the_agent_spawned_ahead_is_the_one_the_app_speaks_to(tmp_path: Pa
     assert spawned is not None
     async with app.run_test() as pilot:
         await wait_started(app, pilot)
-        client = app.conversation.client
+        client = core(app).client
         assert client is not None and client.process is not None
         assert client.process.process.pid == spawned.pid and head_start._popen is None
         await send(app, pilot, "hello")
@@ -451,7 +452,7 @@ async def test_ctrl_c_on_an_empty_idle_prompt_asks_to_quit(run: Run) -> None:
         assert isinstance(app.screen, QuitScreen)
         await pilot.press("n")
         assert not isinstance(app.screen, QuitScreen)
-        process = app.client.process  # type: ignore[union-attr]
+        process = core(app).client.process  # type: ignore[union-attr]
         assert process is not None
         app.simulate_key("ctrl+q")  # (pilot.press would wait for a screen that is gone)
         for _ in range(100):

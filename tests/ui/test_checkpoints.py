@@ -143,8 +143,8 @@ async def test_rewind_and_continue_from_there_in_a_new_session(
         assert prompt.text.startswith("[Context from acp-tui]")  # type: ignore[union-attr]
         assert prompt.text.endswith("hello")  # type: ignore[union-attr]
         if record:
-            assert app.store is not None
-            recorded = [c.session_id for c in app.store.conversations()]
+            assert app.shared.store is not None
+            recorded = [c.session_id for c in app.shared.store.conversations()]
             assert recorded == [app.session.id, first.id]
 
 

@@ -27,6 +27,7 @@ from acp_tui.ui.screens.help import KEYS
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.session_bar import SessionBar
 from tests.support.pilot import (
+    core,
     demo_app,
     demo_workspace,
     new_conversation,
@@ -58,8 +59,8 @@ def _bar(app: AcpApp) -> str:
 
 
 def _pid(conversation: ConversationView) -> int:
-    assert conversation.client is not None and conversation.client.process is not None
-    return conversation.client.process.process.pid
+    assert core(conversation).client is not None and core(conversation).client.process is not None
+    return core(conversation).client.process.process.pid
 
 
 async def test_two_conversations_each_with_its_own_agent(tmp_path: Path) -> None:
@@ -99,7 +100,7 @@ async def test_the_session_bar_shows_each_state(tmp_path: Path) -> None:
         assert app.chat.query_one(SessionBar).display
         assert _bar(app).startswith("1 ")
 
-        app.conversations[0].client.process.process.kill()  # type: ignore[union-attr]
+        core(app.conversations[0]).client.process.process.kill()  # type: ignore[union-attr]
         await wait_until(pilot, lambda: "✗ stopped" in _bar(app))
         assert "○ idle" in _bar(app)
 
@@ -194,14 +195,14 @@ async def test_sessions_are_listed_and_filed_under_the_agent_asked_for(
         assert named == [("list", "other")]
         await pilot.press("escape")
         app.action_show_conversation(2)
-        assert second.client is not None
-        close_session = second.client.close_session
+        assert core(second).client is not None
+        close_session = core(second).client.close_session
 
         async def close_looking_elsewhere(session: Any) -> None:
             app.action_show_conversation(1)
             await close_session(session)
 
-        monkeypatch.setattr(second.client, "close_session", close_looking_elsewhere)
+        monkeypatch.setattr(core(second).client, "close_session", close_looking_elsewhere)
         entry = SessionEntry(second.session.id, None, None, str(tmp_path / "workspace"))
         with contextlib.suppress(RpcError):  # the demo (--no-persist) cannot reopen it
             await app.switch_session(entry, second)
@@ -211,16 +212,16 @@ async def test_sessions_are_listed_and_filed_under_the_agent_asked_for(
 async def test_closing_a_conversation_stops_its_agent(tmp_path: Path) -> None:
     async with two_conversations(tmp_path) as (app, pilot):
         first, second = app.conversations
-        assert second.client is not None and second.client.process is not None
-        process = second.client.process
+        assert core(second).client is not None and core(second).client.process is not None
+        process = core(second).client.process
         titles = [command.title for command in app_commands(app)]
         assert "New conversation" in titles and "Close the conversation" in titles
         await pilot.press("ctrl+w")
         await wait_until(pilot, lambda: process.returncode is not None)
         assert app.conversations == [first] and app.conversation is first
         assert app.screen is first.chat
-        assert first.client is not None and first.client.process is not None
-        assert first.client.process.returncode is None
+        assert core(first).client is not None and core(first).client.process is not None
+        assert core(first).client.process.returncode is None
         assert not first.chat.query_one(SessionBar).display
         assert app.check_action("close_conversation", ()) is False
         await send(app, pilot, "still here")
@@ -230,7 +231,7 @@ async def test_closing_a_conversation_stops_its_agent(tmp_path: Path) -> None:
 
 async def test_quitting_stops_every_agent(tmp_path: Path) -> None:
     async with two_conversations(tmp_path) as (app, _pilot):
-        processes = [c.client.process for c in app.conversations]  # type: ignore[union-attr]
+        processes = [core(c).client.process for c in app.conversations]  # type: ignore[union-attr]
         await app.action_quit()
         await asyncio.sleep(0)
         assert all(p is not None and p.returncode is not None for p in processes)

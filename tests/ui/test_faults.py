@@ -21,7 +21,15 @@ from acp_tui.ui.widgets.inspector import KEEP, Inspector
 from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from tests.agents.hostile import AGENTS, read_transcript
-from tests.support.pilot import demo_app, demo_workspace, send, wait_idle, wait_started, wait_until
+from tests.support.pilot import (
+    core,
+    demo_app,
+    demo_workspace,
+    send,
+    wait_idle,
+    wait_started,
+    wait_until,
+)
 from tests.support.ui import message_texts
 
 DRAFT = "my unsent draft"
@@ -123,7 +131,7 @@ async def test_a_100_mb_stderr_flood_is_bounded_and_the_turn_finishes(tmp_path: 
         await wait_until(pilot, lambda: finished(app), timeout=240)
         await pilot.pause()
         assert "Flooding stderr, and still here" in message_texts(app)
-        client = app.client
+        client = core(app).client
         assert client is not None and client.process is not None
         stderr = client.process.stderr
         assert stderr.total > 100 * 1024 * 1024

@@ -34,6 +34,7 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.agents.hostile import AGENTS
 from tests.support import TEST_AGENTS
 from tests.support.pilot import (
+    core,
     demo_app,
     demo_workspace,
     send,
@@ -98,7 +99,7 @@ async def test_a_reject_rule_saved_from_the_dialog(run: Run, tmp_path: Path) -> 
         await wait_idle(app, pilot)
         assert (workspace / "app.py").read_text() == before
         assert f"rejected by rule: always reject edit in {workspace}" in _notices(app)
-        assert app.policy.saved.rules[-1].decision == "reject"
+        assert core(app).policy.saved.rules[-1].decision == "reject"
 
 
 # -- restarting the agent ---------------------------------------------------------------------
@@ -323,8 +324,8 @@ async def test_a_fork_the_agent_refuses_at_start_gives_a_new_session_that_says_w
         assert notice.title == f"Could not fork the session {old_id}"
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
-        assert app.store is not None
-        [old] = [r for r in app.store.conversations() if r.session_id == old_id]
+        assert app.shared.store is not None
+        [old] = [r for r in app.shared.store.conversations() if r.session_id == old_id]
         assert old.title == "Old times"
 
 
@@ -378,11 +379,11 @@ async def test_the_session_picker_deletes_a_session_on_a_second_delete(
         await wait_until(pilot, lambda: options.option_count == len(ids) - 1)
         assert "Deleted “Old times”" in str(status.render())
         await pilot.press("escape")
-        client = app.conversation.client
+        client = core(app).client
         assert client is not None
         assert old_id not in [info.session_id for info in await client.list_sessions()]
-        assert app.store is not None
-        assert old_id not in [record.session_id for record in app.store.conversations()]
+        assert app.shared.store is not None
+        assert old_id not in [record.session_id for record in app.shared.store.conversations()]
 
 
 async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
@@ -428,7 +429,7 @@ async def test_f_in_the_session_picker_forks_an_earlier_session_without_opening_
     async with run(record=True, argv=argv) as (app, pilot):
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
-        shown, client = app.session, app.client
+        shown, client = app.session, core(app).client
         assert client is not None
         opened: list[str] = []
         open_session = client.open_session
@@ -467,7 +468,7 @@ async def test_a_fork_the_agent_refuses_leaves_the_session_shown(
     async with run() as (app, pilot):
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
-        source, client = app.session, app.client
+        source, client = app.session, core(app).client
         assert source is not None and client is not None
 
         async def refuse(*_args: Any) -> Any:
