@@ -147,6 +147,14 @@ class AgentLink:
         """What the agent said of itself (nothing before it started)."""
         return self.client.info if self.client is not None else AgentInfo()
 
+    @property
+    def waiting_questions(self) -> list[PendingElicitation]:
+        """The agent's questions waiting for an answer: those asked outside any session (as
+        it signs in), then the session's."""
+        client, session = self.client, self.session
+        outside = client.pending_elicitations if client is not None else []
+        return [*outside, *(session.pending_elicitations if session is not None else [])]
+
     # -- what the front ends hear ---------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> None:

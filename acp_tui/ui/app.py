@@ -402,7 +402,7 @@ class AcpApp(App[int]):
         """Write the session as Markdown in the workspace; a notification says where."""
         self.conversation.export()
 
-    def cycle_mode(self) -> None:
+    def action_cycle_mode(self) -> None:
         from acp_tui.ui.screens import next_mode
 
         if self.session is not None:
@@ -460,6 +460,8 @@ class AcpApp(App[int]):
             down = not self.agent_running or self.agent_unresponsive
             started = self.conversation.conversation is not None
             return down and started and self.screen is self.chat
+        if action in ("settings", "cycle_mode"):
+            return self.session is not None
         if action in ("close_conversation", "switch_conversation"):
             return len(self.conversations) > 1
         if action == "new_conversation":

@@ -67,10 +67,10 @@ class ChatScreen(Screen[None]):
         Binding("pagedown", "scroll_transcript(1)", "Page down", show=False, priority=True),
         Binding("ctrl+end", "follow", "Follow", show=False),
         Binding("alt+up,ctrl+up", "browse", "Blocks", show=False),
-        Binding("f2", "settings", "Mode/model"),
+        Binding("f2", "app.settings", "Mode/model"),
         Binding("f3", "changes", "Changes", show=False),
-        Binding("shift+tab", "cycle_mode", "Next mode", show=False),
-        Binding("ctrl+f", "search", "Search"),
+        Binding("shift+tab", "app.cycle_mode", "Next mode", show=False),
+        Binding("ctrl+f", "app.search", "Search"),
         # Priority: terminals send it as "v" with Alt, which the prompt would type.
         Binding("alt+v", "paste_image", "Paste image", show=False, priority=True),
         Binding("f12", "toggle_inspector", "Inspector"),
@@ -87,7 +87,7 @@ class ChatScreen(Screen[None]):
         self.files: list[str] = []
         self._sending = False
         self._title_before: str | None = None
-        self.dialogs = Dialogs(self)
+        self.dialogs = Dialogs(self, self._waiting_questions)
         """The permission and question dialogs, mounted when the agent first asks."""
 
     def compose(self) -> ComposeResult:
@@ -427,6 +427,10 @@ class ChatScreen(Screen[None]):
 
     # -- permissions and questions ----------------------------------------------------------
 
+    def _waiting_questions(self) -> list[PendingElicitation]:
+        conversation = self.conversation
+        return conversation.waiting_questions if conversation is not None else []
+
     def ask_permission(self, pending: PendingPermission) -> None:
         self.dialogs.ask_permission(pending)
         self._waiting_for_user()
@@ -498,13 +502,6 @@ class ChatScreen(Screen[None]):
 
     # -- actions ------------------------------------------------------------------------------
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "escape":
-            return True
-        if action in ("settings", "cycle_mode"):
-            return self.session is not None
-        return True
-
     def action_escape(self) -> None:
         if self.session is not None and self.session.busy:
             self.cancel_turn()
@@ -531,15 +528,6 @@ class ChatScreen(Screen[None]):
 
     def action_toggle_inspector(self) -> None:
         self.query_one(Inspector).toggle()
-
-    def action_settings(self) -> None:
-        self.app.action_settings()
-
-    def action_cycle_mode(self) -> None:
-        self.app.cycle_mode()
-
-    def action_search(self) -> None:
-        self.app.action_search()
 
     def action_changes(self, turn: int | None = None) -> None:
         """The changes view: what each turn changed in the workspace, and undo."""

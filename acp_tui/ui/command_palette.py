@@ -43,7 +43,9 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
     yield SystemCommand(
         "Mode and settings", "The agent's modes, models and options (F2)", app.action_settings
     )
-    yield SystemCommand("Next mode", "Switch to the agent's next mode (Shift+Tab)", app.cycle_mode)
+    yield SystemCommand(
+        "Next mode", "Switch to the agent's next mode (Shift+Tab)", app.action_cycle_mode
+    )
     yield SystemCommand(
         "Search the session", "Find text in every block (Ctrl+F)", app.action_search
     )

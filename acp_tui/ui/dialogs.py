@@ -8,6 +8,7 @@ imports their classes only for types.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from acp_tui.ui.widgets.prompt_input import PromptInput
@@ -24,8 +25,11 @@ if TYPE_CHECKING:
 class Dialogs:
     """The dialogs of one screen, mounted on first use below its transcript."""
 
-    def __init__(self, screen: Screen[None]) -> None:
+    def __init__(
+        self, screen: Screen[None], questions: Callable[[], list[PendingElicitation]]
+    ) -> None:
         self._screen = screen
+        self._waiting_questions = questions
         self._permissions: PermissionPanel | None = None
         self._questions: ElicitationPanel | None = None
 
@@ -49,6 +53,7 @@ class Dialogs:
 
             screen = self._screen
             panel = ElicitationPanel(id="question")
+            panel.waiting = self._waiting_questions
             panel.guard.draft = screen.query_one(PromptInput)
             screen.query_one("#conversation").mount(panel, before="#queue")
             self._questions = panel

@@ -10,6 +10,7 @@ its turn: one answered elsewhere (the turn was cancelled, the agent withdrew it)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, ClassVar
 
 from textual import events, on
@@ -104,7 +105,9 @@ class ElicitationPanel(Vertical, can_focus=True):
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
-        self.queue: list[PendingElicitation] = []
+        self.waiting: Callable[[], list[PendingElicitation]] = list
+        """Where the questions wait (the conversation's, its session's and its agent's own,
+        the one place they wait); the dialog keeps no list of its own."""
         self.agent = "The agent"
         self._shown: PendingElicitation | None = None
         self._inputs: dict[str, Widget] = {}
@@ -115,12 +118,17 @@ class ElicitationPanel(Vertical, can_focus=True):
     # -- the queue ----------------------------------------------------------------------------
 
     @property
+    def queue(self) -> list[PendingElicitation]:
+        """The questions waiting for the user, oldest first."""
+        return [pending for pending in self.waiting() if not pending.done]
+
+    @property
     def current(self) -> PendingElicitation | None:
-        self.queue = [pending for pending in self.queue if not pending.done]
-        return self.queue[0] if self.queue else None
+        queue = self.queue
+        return queue[0] if queue else None
 
     def add(self, pending: PendingElicitation) -> None:
-        self.queue.append(pending)
+        """A new question waits (where `waiting` reads): show it, or count it."""
         if self._shown is None:
             self._show()
         else:
