@@ -13,6 +13,20 @@ import msgspec
 # outside it (`../x`), so such an entry is refused, not sanitised.
 _ID = re.compile(r"[a-z][a-z0-9-]*")
 _VERSION = re.compile(r"[0-9A-Za-z][0-9A-Za-z.+_-]*")
+# A package string becomes an argument of npx or uvx: only a name and a version are let
+# through, so it can never be read as one of their options (`--call=...` runs a command), a
+# path, a URL or a git repository.
+_PACKAGE = {
+    # [@scope/]name[@version, range or tag]
+    "npx": re.compile(
+        r"(@[a-z0-9][a-z0-9._-]*/)?[A-Za-z0-9][A-Za-z0-9._-]*(@[0-9A-Za-z^~][0-9A-Za-z.+_-]*)?"
+    ),
+    # name[extras][==version or @version] (PEP 508 names; uvx takes both version forms)
+    "uvx": re.compile(
+        r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?(\[[A-Za-z0-9._,-]+\])?"
+        r"((==|@)[0-9A-Za-z][0-9A-Za-z.+!_-]*)?"
+    ),
+}
 
 
 class PackageDistribution(msgspec.Struct, frozen=True):
@@ -147,7 +161,17 @@ def _refuse(entry: _Entry) -> str | None:
         return "its id is not lowercase letters, digits and hyphens"
     if not _VERSION.fullmatch(entry.version) or ".." in entry.version:
         return f"its version {entry.version!r} is not a plain version"
+    for kind, package in (("npx", entry.distribution.npx), ("uvx", entry.distribution.uvx)):
+        if package is not None and (problem := package_problem(kind, package.package)):
+            return problem
     return None
+
+
+def package_problem(kind: str, package: str) -> str | None:
+    """Why `package` is not something `kind` (npx, uvx) may be given to run, or None."""
+    if _PACKAGE[kind].fullmatch(package):
+        return None
+    return f"its {kind} package {package!r} is not a package name with an optional version"
 
 
 def _id_of(item: msgspec.Raw) -> str:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from acp_tui.paths import cache_dir, within
-from acp_tui.registry.index import BinaryTarget, RegistryAgent
+from acp_tui.registry.index import BinaryTarget, RegistryAgent, package_problem
 from acp_tui.registry.source import HEADERS
 from acp_tui.versions import version_key
 
@@ -100,7 +100,12 @@ def plan_launch(
         if which(kind) is None:
             missing.append(kind)
             continue
-        prefix = ["npx", "-y"] if kind == "npx" else ["uvx"]
+        if problem := package_problem(kind, package.package):
+            raise InstallError(f"{agent.name} ({agent.id}) is refused: {problem}")
+        # `--` ends the tool's own options, so the package is only ever a package. Both tools
+        # hand everything after the package to the agent untouched (a `--` after it would
+        # reach the agent as an argument).
+        prefix = ["npx", "-y", "--"] if kind == "npx" else ["uvx", "--"]
         return LaunchPlan(agent, kind, [*prefix, package.package, *package.args], dict(package.env))
     if missing:
         how = "; ".join(f"{kind} is not on PATH: {HOW_TO_GET[kind]}" for kind in missing)

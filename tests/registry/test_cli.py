@@ -100,7 +100,7 @@ def test_an_npx_agent_runs_through_npx_with_the_entry_env(tmp_path: Path, regist
     env = _env(tmp_path, registry, path=f"{tools}{os.pathsep}/usr/bin{os.pathsep}/bin")
     result = _run(tmp_path, env, "--agent", "acme", "--yes", "-p", "hello")
     assert result.returncode == 0, result.stderr
-    assert seen.read_text() == "-y @acme/agent@1.2.3 --acp ACME=on\n"
+    assert seen.read_text() == "-y -- @acme/agent@1.2.3 --acp ACME=on\n"
 
 
 def test_a_missing_uvx_is_said_plainly_with_how_to_get_it(

@@ -174,12 +174,12 @@ def test_npx_and_uvx_commands_and_a_plain_word_when_the_tool_is_missing(tmp_path
     acme = plan_launch(agents.agents["acme"], tmp_path, on_path.get)
     assert (acme.kind, acme.command, acme.env) == (
         "npx",
-        ["npx", "-y", "@acme/agent@1.2.3", "--acp"],
+        ["npx", "-y", "--", "@acme/agent@1.2.3", "--acp"],
         {"ACME": "1"},
     )
     assert acme.installed
     py = plan_launch(agents.agents["py"], tmp_path, on_path.get)
-    assert py.command == ["uvx", "py-agent==2.0", "serve"]
+    assert py.command == ["uvx", "--", "py-agent==2.0", "serve"]
     both = plan_launch(agents.agents["both"], tmp_path, {"uvx": "/bin/uvx"}.get)
     assert both.kind == "uvx"
     with pytest.raises(InstallError) as error:

@@ -357,7 +357,7 @@ async def test_an_npx_agent_says_it_is_fetching_and_has_time_to(
         await pilot.press(*"acme", "enter")
         await wait_until(pilot, lambda: len(app.conversations) == 2)
         acme = app.conversation
-        assert acme.agent.command == ["npx", "-y", "@acme/agent@1.2.3"]
+        assert acme.agent.command == ["npx", "-y", "--", "@acme/agent@1.2.3"]
         header = app.chat.query_one(SessionHeader)
         await wait_until(pilot, lambda: "fetching" in header.agent, timeout=3)
         assert header.agent == "npx is fetching @acme/agent@1.2.3… (first run only)"
@@ -444,7 +444,7 @@ def test_each_row_says_what_starting_it_takes(tmp_path: Path) -> None:
         ("pyagent", "runs with uvx", "ready"),
     ]
     assert rows[0].problem is not None and "has no build for" in rows[0].problem
-    assert rows[2].agent is not None and rows[2].agent.command == ["uvx", "py-agent"]
+    assert rows[2].agent is not None and rows[2].agent.command == ["uvx", "--", "py-agent"]
 
     config = Config(tmp_path / "config.toml")
     config.agents = {"demo": demo_agent(), "ghost": AgentConfig("ghost", ["no-such-program"])}
