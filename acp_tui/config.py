@@ -55,8 +55,12 @@ if TYPE_CHECKING:
 CONFIG_FILE = "config.toml"
 DEMO = "demo"
 DEMO_COMMAND = [sys.executable, "-m", "acp_tui.demo"]
+DEFAULT_MAX_DOWNLOAD = 1 << 30
+"""The largest archive acp-tui downloads to install a registry agent (`max_download`)."""
+# 1 KB = 1024 B, as acp-tui shows sizes.
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([KMGT])i?)?B", re.IGNORECASE)
 
-_TOP_KEYS = {"default_agent", "permission", "allow_paths", "agents"}
+_TOP_KEYS = {"default_agent", "permission", "allow_paths", "agents", "max_download"}
 _AGENT_KEYS = {
     "command",
     "args",
@@ -191,6 +195,8 @@ class Config(msgspec.Struct):
     default_agent: str | None = None
     permission: Mode | None = None
     allow_paths: list[Path] = msgspec.field(default_factory=list)
+    max_download: int = DEFAULT_MAX_DOWNLOAD
+    """Bytes."""
     problems: list[ConfigProblem] = msgspec.field(default_factory=list)
 
     def agent(self, name: str | None = None, command: list[str] | None = None) -> AgentConfig:
@@ -312,6 +318,11 @@ class _Reader:
             config.allow_paths = self.paths(document.get("allow_paths"))
         except _Invalid as invalid:
             self.problem(str(invalid), invalid.line)
+        try:
+            if "max_download" in document:
+                config.max_download = self.max_download(document["max_download"])
+        except _Invalid as invalid:
+            self.problem(str(invalid), invalid.line)
         agents = document.get("agents", {})
         if not isinstance(agents, dict):
             self.problem("`agents` must be a table: [agents.NAME]", self.locate.line((), "agents"))
@@ -332,6 +343,15 @@ class _Reader:
         if value is None or value in get_args(Mode):
             return value
         raise _Invalid(f"`{key}` must be ask, allow or reject", self.locate.line(table, key))
+
+    def max_download(self, value: Any) -> int:
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value
+        match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+        if match and float(match[1]) > 0:
+            return int(float(match[1]) * 1024 ** "BKMGT".index((match[2] or "B").upper()))
+        line = self.locate.line((), "max_download")
+        raise _Invalid('`max_download` must be a number of bytes or a size like "500 MB"', line)
 
     def paths(self, value: Any) -> list[Path]:
         if value is None:

@@ -413,3 +413,30 @@ def test_providers_lists_where_the_agents_requests_go(tmp_path: Path) -> None:
     assert none.returncode == 1
     [said] = none.stderr.splitlines()
     assert "does not let its client route its model requests (no providers)" in said
+
+
+@pytest.mark.parametrize(
+    ("value", "size"),
+    [
+        ("12345", 12345),
+        ('"1 GB"', 1 << 30),
+        ('"500 MB"', 500 << 20),
+        ('"1.5KiB"', 1536),
+        ('"64 b"', 64),
+    ],
+)
+def test_max_download_is_bytes_or_a_size(tmp_path: Path, value: str, size: int) -> None:
+    config = load_config(write(tmp_path, f"max_download = {value}\n"))
+    assert config.problems == [] and config.max_download == size
+
+
+def test_a_max_download_that_is_no_size_is_said_and_the_default_kept(tmp_path: Path) -> None:
+    default = load_config(tmp_path / "nope.toml").max_download
+    assert default == 1 << 30
+    for value in ('"lots"', "0", "-5", "true", '"1 PB"', '"MB"', "1.5"):
+        path = write(tmp_path, f'permission = "ask"\nmax_download = {value}\n')
+        config = load_config(path)
+        assert [str(p) for p in config.problems] == [
+            f'{path}:2: `max_download` must be a number of bytes or a size like "500 MB"'
+        ]
+        assert config.max_download == default

@@ -66,7 +66,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from acp_tui.registry.start import registry_agent
 
         try:
-            agent = registry_agent(args.agent, yes=args.yes, unknown=error)
+            agent = registry_agent(
+                args.agent, yes=args.yes, unknown=error, max_download=config.max_download
+            )
         except ConfigError as unknown:
             print(f"acp-tui: {unknown}", file=sys.stderr)
             return 2

@@ -1,12 +1,13 @@
-"""How a registry agent is started: `npx -y PACKAGE ARGS`, `uvx PACKAGE ARGS`, or a binary
-archive for this platform downloaded into the cache, checked, extracted safely and run from
-there. Installed versions live in `<cache>/agents/<id>/<version>/`; a new version is unpacked
-beside the old one, which is removed only once the new one is in place, and never while a
-conversation runs it."""
+"""How a registry agent is started: `npx -y -- PACKAGE ARGS`, `uvx -- PACKAGE ARGS`, or a
+binary archive for this platform downloaded into the cache (within a size limit, given up when
+the server stalls), checked, extracted safely and run from there. Installed versions live in
+`<cache>/agents/<id>/<version>/`; a new version is unpacked beside the old one, which is
+removed only once the new one is in place, and never while a conversation runs it."""
 
 from __future__ import annotations
 
 import hashlib
+import http.client
 import os
 import platform
 import shutil
@@ -15,25 +16,34 @@ import sys
 import tarfile
 import tempfile
 import threading
+import time
 import urllib.request
 import zipfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+from acp_tui.config import DEFAULT_MAX_DOWNLOAD
 from acp_tui.paths import cache_dir, within
 from acp_tui.registry.index import BinaryTarget, RegistryAgent, package_problem
 from acp_tui.registry.source import HEADERS
+from acp_tui.text import human_size
 from acp_tui.versions import version_key
 
 Progress = Callable[[int, int | None], None]
-"""Called with the bytes received so far and the total when the server said it."""
+"""Called with the bytes received (or checked) so far and the total when it is known."""
 
 HOW_TO_GET = {
     "npx": "install Node.js (https://nodejs.org/), which brings npx",
     "uvx": "install uv (https://docs.astral.sh/uv/getting-started/installation/), which brings uvx",
 }
+STALL_TIMEOUT = 60.0
+"""Seconds a download may go without a byte before it is given up."""
+STALE_AGE = 86400.0
+"""Seconds after which an install folder whose process cannot be asked is taken as dead."""
 _CHUNK = 1 << 16
+_CHECK_CHUNK = 1 << 20
+_INSTALL = ".install-"
 
 
 class InstallError(Exception):
@@ -117,23 +127,43 @@ def plan_launch(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Download:
+    """How an archive is fetched: its limits, and who hears how far it got."""
+
+    progress: Progress | None
+    checking: Progress | None
+    """Called as the archive's checksum is checked, with the bytes checked so far."""
+    cancel: threading.Event | None
+    """Set: the install stops at its next chunk ("cancelled")."""
+    max_size: int
+    stall: float
+
+
 def install_binary(
     plan: LaunchPlan,
     progress: Progress | None = None,
     *,
+    checking: Progress | None = None,
     cancel: threading.Event | None = None,
     in_use: Collection[Path] = (),
+    max_size: int = DEFAULT_MAX_DOWNLOAD,
+    stall: float = STALL_TIMEOUT,
 ) -> Path:
     """Download, check and unpack `plan`'s archive into its version directory (a no-op when
     it is there), then remove other versions of the agent but those holding a command in
-    `in_use` (running now: removing it would pull the files from under it). Returns the
-    directory. Raises InstallError, "cancelled" once `cancel` is set (checked per chunk)."""
+    `in_use` (running now: removing it would pull the files from under it). An archive over
+    `max_size` bytes is refused, or stopped as soon as it passes it; a server silent for
+    `stall` seconds is given up. Returns the directory. Raises InstallError, "cancelled" once
+    `cancel` is set (checked per chunk)."""
     assert plan.target is not None and plan.install_dir is not None
     folder = plan.install_dir
+    download = _Download(progress, checking, cancel, max_size, stall)
     try:
         if folder.is_dir():
             return folder
-        _install(plan.target, folder, progress, cancel)
+        _remove_dead_installs(folder.parent.parent)
+        _install(plan.target, folder, download)
         for old in folder.parent.iterdir():
             # Dot directories are installs under way (another acp-tui's): not ours to remove.
             if old == folder or not old.is_dir() or old.name.startswith("."):
@@ -146,19 +176,18 @@ def install_binary(
     return folder
 
 
-def _install(
-    target: BinaryTarget, folder: Path, progress: Progress | None, cancel: threading.Event | None
-) -> None:
+def _install(target: BinaryTarget, folder: Path, download: _Download) -> None:
     parent = folder.parent
     parent.mkdir(parents=True, exist_ok=True)
     # Everything is unpacked in a private directory beside the final one and renamed into
-    # place, so an interrupted install never looks installed.
-    work = Path(tempfile.mkdtemp(prefix=".install-", dir=parent))
+    # place, so an interrupted install never looks installed. Its name carries our pid: the
+    # next install can tell one whose process died (and left it behind) from one under way.
+    work = Path(tempfile.mkdtemp(prefix=f"{_INSTALL}{os.getpid()}-", dir=parent))
     try:
         archive = work / "archive"
-        _download(target.archive, archive, progress, cancel)
+        _download(target.archive, archive, download)
         if target.sha256:
-            _verify(archive, target.sha256)
+            _verify(archive, target.sha256, download)
         unpacked = work / "unpacked"
         unpacked.mkdir()
         extract_archive(archive, unpacked, target.archive)
@@ -183,39 +212,101 @@ def _command_path(folder: Path, cmd: str) -> Path:
     return folder.joinpath(*[part for part in relative.parts if part != "."])
 
 
-def _download(
-    url: str, path: Path, progress: Progress | None, cancel: threading.Event | None
-) -> None:
+def _download(url: str, path: Path, download: _Download) -> None:
     request = urllib.request.Request(url, headers=HEADERS)
+    limit = f"{human_size(download.max_size)}, the most acp-tui downloads (max_download)"
     try:
-        with urllib.request.urlopen(request, timeout=60) as response, path.open("wb") as out:
+        # The timeout holds for every read of the socket: a server that goes silent for that
+        # long is given up, however long the whole download takes.
+        with (
+            urllib.request.urlopen(request, timeout=download.stall) as response,
+            path.open("wb") as out,
+        ):
             length = response.headers.get("Content-Length")
             total = int(length) if length and length.isdigit() else None
+            if total is not None and total > download.max_size:
+                raise InstallError(
+                    f"{url} is {human_size(total)}, more than {limit}: nothing was downloaded"
+                )
             received = 0
             # read1: what has arrived, not a full chunk: progress and a cancel are not held
             # up by a slow server.
             while chunk := response.read1(_CHUNK):
-                if cancel is not None and cancel.is_set():
-                    raise InstallError("cancelled")
-                out.write(chunk)
+                _check_cancel(download.cancel)
                 received += len(chunk)
-                if progress:
-                    progress(received, total)
+                if received > download.max_size:
+                    raise InstallError(f"{url} sent more than {limit}: the download was stopped")
+                out.write(chunk)
+                if download.progress:
+                    download.progress(received, total)
+            if total is not None and received < total:
+                # read1 ends quietly when the connection closes early.
+                raise InstallError(
+                    f"could not download {url}: it ended after {human_size(received)} of "
+                    f"{human_size(total)}"
+                )
     except OSError as error:
+        reason = getattr(error, "reason", error)  # a URLError wraps what happened
+        if isinstance(reason, TimeoutError):
+            raise InstallError(
+                f"the download of {url} stalled: nothing came for {download.stall:g} s"
+            ) from None
         raise InstallError(f"could not download {url}: {error}") from None
+    except http.client.HTTPException as error:  # not an OSError: a broken status line, ...
+        raise InstallError(f"could not download {url}: {error!r}") from None
 
 
-def _verify(path: Path, expected: str) -> None:
+def _check_cancel(cancel: threading.Event | None) -> None:
+    if cancel is not None and cancel.is_set():
+        raise InstallError("cancelled")
+
+
+def _verify(path: Path, expected: str, download: _Download) -> None:
     digest = hashlib.sha256()
+    total = path.stat().st_size
+    checked = 0
     with path.open("rb") as file:
-        while chunk := file.read(_CHUNK):
+        while chunk := file.read(_CHECK_CHUNK):
+            _check_cancel(download.cancel)
             digest.update(chunk)
+            checked += len(chunk)
+            if download.checking:
+                download.checking(checked, total)
     expected = expected.lower().removeprefix("sha256:")
     if digest.hexdigest() != expected:
         raise InstallError(
             f"the download's checksum is wrong (sha256 {digest.hexdigest()}, the registry "
             f"says {expected}): it was deleted, nothing was installed"
         )
+
+
+def _remove_dead_installs(agents: Path) -> None:
+    """Remove the install folders, of any agent, left by an install whose process is gone."""
+    for work in agents.glob(f"*/{_INSTALL}*"):
+        if work.is_dir() and _dead(work):
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _dead(work: Path) -> bool:
+    pid, _, _rest = work.name.removeprefix(_INSTALL).partition("-")
+    if pid.isdigit() and sys.platform != "win32":
+        return not _running(int(pid))
+    # No pid (an earlier acp-tui named them so), or Windows, where probing one would end it
+    # (os.kill): old enough, it is no install under way.
+    try:
+        return time.time() - work.stat().st_mtime > STALE_AGE
+    except OSError:
+        return False
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # there, but not ours to signal
+    return True
 
 
 def extract_archive(archive: Path, target: Path, name: str = "") -> None:

@@ -10,10 +10,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TextIO
 
-from acp_tui.config import AgentConfig, ConfigError
+from acp_tui.config import DEFAULT_MAX_DOWNLOAD, AgentConfig, ConfigError
 from acp_tui.registry.install import (
     InstallError,
     LaunchPlan,
+    Progress,
     agents_dir,
     install_binary,
     plan_launch,
@@ -30,6 +31,7 @@ def registry_agent(
     stderr: TextIO | None = None,
     interactive: bool | None = None,
     ask: Callable[[str], str] = input,
+    max_download: int = DEFAULT_MAX_DOWNLOAD,
 ) -> AgentConfig:
     """The registry agent `agent_id`, installed and ready to start. Raises ConfigError when
     the registry has no such agent (`unknown`: why the config had none either) and
@@ -49,7 +51,12 @@ def registry_agent(
         approve(agent.id)
     if not plan.installed:
         print(f"acp-tui: installing {agent.name} {agent.version} into {plan.install_dir}", file=err)
-        install_binary(plan, _progress(err, plan))
+        install_binary(
+            plan,
+            _progress(err, plan, "downloading"),
+            checking=_progress(err, plan, "checking"),
+            max_size=max_download,
+        )
     return launch_config(plan)
 
 
@@ -108,8 +115,9 @@ def _confirm(
         raise InstallError(f"{agent.id}: not installed (you said no)")
 
 
-def _progress(err: TextIO, plan: LaunchPlan) -> Callable[[int, int | None], None]:
-    """Progress on one rewritten line in a terminal; a line per 10% in a log."""
+def _progress(err: TextIO, plan: LaunchPlan, doing: str) -> Progress:
+    """Progress (`doing`: downloading, checking) on one rewritten line in a terminal; a line
+    per 10% in a log."""
     tty = err.isatty()
     last = [0.0, -1]
 
@@ -121,13 +129,13 @@ def _progress(err: TextIO, plan: LaunchPlan) -> Callable[[int, int | None], None
             if now - last[0] < 0.1 and not done:
                 return
             last[0] = now
-            err.write(f"\racp-tui: downloading {plan.agent.id}: {size}" + ("\n" if done else ""))
+            err.write(f"\racp-tui: {doing} {plan.agent.id}: {size}" + ("\n" if done else ""))
             err.flush()
             return
         tenth = received * 10 // total if total else 0
         if tenth != last[1] or done:
             last[1] = tenth
-            print(f"acp-tui: downloading {plan.agent.id}: {size}", file=err)
+            print(f"acp-tui: {doing} {plan.agent.id}: {size}", file=err)
 
     return show
 

@@ -298,7 +298,8 @@ class AcpApp(App[int]):
         local = local_choices(current.agent, config, label, version)
         taken = {*config.agents, current.agent.name}
         in_use = [Path(c.agent.command[0]) for c in self.conversations if c.agent.command]
-        self.push_screen(AgentPickerScreen(local, taken, in_use), self.new_conversation)
+        picker = AgentPickerScreen(local, taken, in_use, config.max_download)
+        self.push_screen(picker, self.new_conversation)
 
     def new_conversation(self, agent: AgentConfig | None) -> None:
         """A new conversation running `agent` (a new process, even for the same agent), shown."""

@@ -32,6 +32,13 @@ class Served:
     base: str = ""
     pace: float = 0.0
     """Seconds between chunks of 16 kB: a download slow enough to watch its progress."""
+    declared: dict[str, int | None] = field(default_factory=dict)
+    """A Content-Length to send instead of the body's own, by path; None: none at all (the
+    body ends when the connection closes)."""
+    stall_after: int | None = None
+    """Bytes of a body sent before the server goes silent, until the test ends."""
+    released: threading.Event = field(default_factory=threading.Event)
+    """Set as the server stops: a stalled answer ends then."""
 
     def url(self, path: str) -> str:
         return f"{self.base}{path}"
@@ -56,15 +63,21 @@ def serve(files: dict[str, bytes] | None = None) -> Iterator[Served]:
             self.send_response(200)
             self.send_header("ETag", etag)
             self.send_header("Last-Modified", LAST_MODIFIED)
-            self.send_header("Content-Length", str(len(body)))
+            length = served.declared.get(self.path, len(body))
+            if length is not None:
+                self.send_header("Content-Length", str(length))
             self.end_headers()
-            if not served.pace:
-                self.wfile.write(body)
-                return
-            for start in range(0, len(body), 16_384):
-                self.wfile.write(body[start : start + 16_384])
+            if served.stall_after is not None:
+                self.wfile.write(body[: served.stall_after])
                 self.wfile.flush()
-                time.sleep(served.pace)
+                served.released.wait()
+            elif not served.pace:
+                self.wfile.write(body)
+            else:
+                for start in range(0, len(body), 16_384):
+                    self.wfile.write(body[start : start + 16_384])
+                    self.wfile.flush()
+                    time.sleep(served.pace)
 
         def log_message(self, format: str, *args: object) -> None:
             pass
@@ -77,6 +90,7 @@ def serve(files: dict[str, bytes] | None = None) -> Iterator[Served]:
     try:
         yield served
     finally:
+        served.released.set()
         server.shutdown()
         server.server_close()
 

@@ -21,7 +21,7 @@ from textual.content import Content
 from textual.widgets import Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from acp_tui.config import AgentConfig
+from acp_tui.config import DEFAULT_MAX_DOWNLOAD, AgentConfig
 from acp_tui.registry import InstallError, LaunchPlan, install_binary, load_registry_async
 from acp_tui.registry.choices import AgentChoice, registry_choices
 from acp_tui.registry.start import approve, downloaded
@@ -66,7 +66,11 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
     """
 
     def __init__(
-        self, local: list[AgentChoice], taken: set[str], in_use: Collection[Path] = ()
+        self,
+        local: list[AgentChoice],
+        taken: set[str],
+        in_use: Collection[Path] = (),
+        max_download: int = DEFAULT_MAX_DOWNLOAD,
     ) -> None:
         super().__init__()
         self.local = local
@@ -78,6 +82,8 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         """The rows after filtering, by option id."""
         self.in_use = in_use
         """The commands conversations run now: an update never removes their version."""
+        self.max_download = max_download
+        """Bytes: a larger archive is not downloaded (the config's `max_download`)."""
         self.installing: LaunchPlan | None = None
         self._cancel = threading.Event()
         """Set to stop the download under way (Esc, the picker closing, the app quitting)."""
@@ -202,7 +208,12 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         timer = self.set_interval(0.1, self._show_progress)
         try:
             await asyncio.to_thread(
-                install_binary, plan, self._progress, cancel=self._cancel, in_use=self.in_use
+                install_binary,
+                plan,
+                self._progress,
+                cancel=self._cancel,
+                in_use=self.in_use,
+                max_size=self.max_download,
             )
         except Exception as error:
             # InstallError says what went wrong; anything else is a bug, still said plainly.
