@@ -1,9 +1,11 @@
-"""`acp-tui --agent ID` for an agent of the registry: look it up, ask once before its first
-install (`--yes` for scripts), install it with progress on stderr, and hand back an
-`AgentConfig` the rest of acp-tui starts like any configured agent."""
+"""`acp-tui --agent ID` for an agent of the registry: look it up, ask before it first runs
+(`--yes` for scripts), and again whenever what would run changes, install it with progress on
+stderr, and hand back an `AgentConfig` the rest of acp-tui starts like any configured agent."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import sys
 import time
 from collections.abc import Callable
@@ -35,7 +37,7 @@ def registry_agent(
 ) -> AgentConfig:
     """The registry agent `agent_id`, installed and ready to start. Raises ConfigError when
     the registry has no such agent (`unknown`: why the config had none either) and
-    InstallError when it cannot be installed, or nobody confirmed its first install."""
+    InstallError when it cannot be installed, or nobody confirmed what it would run."""
     err = stderr or sys.stderr
     loaded = load_registry()
     print(f"acp-tui: {loaded.describe()}", file=err)
@@ -46,9 +48,9 @@ def registry_agent(
         why = str(unknown) if unknown else f"unknown agent {agent_id!r}"
         raise ConfigError(f"{why}; nor is it in the registry (`acp-tui agents` lists both)")
     plan = plan_launch(agent)
-    if not _approval(agent.id).exists():
+    approved = is_approved(plan)
+    if not approved:
         _confirm(plan, yes, sys.stdin.isatty() if interactive is None else interactive, ask, err)
-        approve(agent.id)
     if not plan.installed:
         print(f"acp-tui: installing {agent.name} {agent.version} into {plan.install_dir}", file=err)
         install_binary(
@@ -57,6 +59,8 @@ def registry_agent(
             checking=_progress(err, plan, "checking"),
             max_size=max_download,
         )
+    if not approved:
+        approve(plan)
     return launch_config(plan)
 
 
@@ -76,16 +80,42 @@ def launch_config(plan: LaunchPlan) -> AgentConfig:
     return config
 
 
-def approve(agent_id: str) -> None:
-    """Remember that the user agreed to install and run `agent_id` (the CLI then does not
-    ask again; the TUI's picker counts choosing it as agreeing)."""
-    approved = _approval(agent_id)
-    approved.parent.mkdir(parents=True, exist_ok=True)
-    approved.touch()
+def approve(plan: LaunchPlan) -> None:
+    """Remember that the user agreed to run `plan`: this agent, at this version, from this
+    very source (the CLI then does not ask again; the TUI's picker counts choosing it as
+    agreeing). Call it once `plan` is installed: a failed install approves nothing."""
+    mark = _approval(plan)
+    mark.parent.mkdir(parents=True, exist_ok=True)
+    mark.write_text(json.dumps(_source(plan), indent=1) + "\n", encoding="utf-8")
 
 
-def _approval(agent_id: str) -> Path:
-    return agents_dir() / agent_id / ".approved"
+def is_approved(plan: LaunchPlan) -> bool:
+    """Whether the user agreed to run exactly `plan` (see `approve`)."""
+    return _approval(plan).is_file()
+
+
+def _source(plan: LaunchPlan) -> dict[str, object]:
+    """What the user agrees to: a new version, archive, checksum, package, arguments or
+    environment is something else, asked about again."""
+    agent, target = plan.agent, plan.target
+    what: dict[str, object] = {"id": agent.id, "version": agent.version, "kind": plan.kind}
+    if target is not None:
+        archive = {"archive": target.archive, "sha256": target.sha256, "cmd": target.cmd}
+        return what | archive | {"args": target.args, "env": target.env}
+    return what | {"command": plan.command, "env": plan.env}
+
+
+def _approval(plan: LaunchPlan) -> Path:
+    # Named by a digest of the source, so an approval is found or not with one lookup; the
+    # file holds the source itself, for a curious user. The plain `.approved` of earlier
+    # versions named no source: it approves nothing now.
+    key = json.dumps(_source(plan), sort_keys=True).encode()
+    return agents_dir() / plan.agent.id / f".approved-{hashlib.sha256(key).hexdigest()[:32]}"
+
+
+def _approved_before(agent_id: str) -> bool:
+    """Whether some other version or source of `agent_id` was approved."""
+    return any((agents_dir() / agent_id).glob(".approved-*"))
 
 
 def _confirm(
@@ -100,11 +130,15 @@ def _confirm(
         what = f"Run {named} with `{command}` ({plan.kind} downloads it on first use)"
     if yes:
         return
+    changed = _approved_before(agent.id)
     if not interactive:
+        history = "changed since you approved it" if changed else "not been started here before"
         raise InstallError(
-            f"{agent.name} ({agent.id}) comes from the ACP Registry and has not been started "
-            f"here before: {what}? Nobody is at a terminal to say yes: add --yes."
+            f"{agent.name} ({agent.id}) comes from the ACP Registry and has {history}: "
+            f"{what}? Nobody is at a terminal to say yes: add --yes."
         )
+    if changed:
+        err.write(f"{agent.name} has changed since you approved it (a new version or source).\n")
     err.write(f"{what}? [y/N] ")
     err.flush()
     try:

@@ -214,6 +214,7 @@ async def test_a_registry_binary_installs_with_progress_and_runs_in_the_new_conv
         folder = tmp_path / "cache" / "acp-tui" / "agents" / "tiny" / "1.0.0"
         assert tiny.agent.name == "tiny"
         assert tiny.agent.command == [str(folder / "bin" / "tiny-agent")]
+        assert len(list(folder.parent.glob(".approved-*"))) == 1  # installed, so approved
         assert core(tiny).client is not None and core(tiny).client.argv == tiny.agent.command
         await send(app, pilot, "hello")
         await wait_idle(app, pilot)
@@ -254,7 +255,9 @@ async def test_a_failed_install_is_said_plainly_and_the_picker_stays(
         assert "could not download" in said(picker, "#picker-error")
         assert "HTTP Error 404" in said(picker, "#picker-error")
         assert app.screen is picker and len(app.conversations) == 1
-        assert not (tmp_path / "cache" / "acp-tui" / "agents" / "broken" / "1.0.0").exists()
+        agents = tmp_path / "cache" / "acp-tui" / "agents"
+        assert not (agents / "broken" / "1.0.0").exists()
+        assert not list(agents.glob("*/.approved*"))  # chosen, but never installed
 
         await pilot.press(*["backspace"] * 4, "enter")  # the same agent still starts
         await wait_until(pilot, lambda: len(app.conversations) == 2)

@@ -188,15 +188,13 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
         if choice.readiness == "missing" or choice.agent is None:
             self._error(choice.problem or f"{choice.name} cannot be started here")
             return
-        if choice.group == "registry":
-            # Choosing it is the consent the command line asks for: it will not ask again.
-            with contextlib.suppress(OSError):
-                approve(choice.id)
         if choice.readiness == "install" and choice.plan is not None:
             self.installing = choice.plan
             self._cancel = threading.Event()
             self._install(choice.plan, choice.agent)
             return
+        if choice.plan is not None:
+            _approve(choice.plan)
         self.dismiss(choice.agent)
 
     @work(group="install", exclusive=True, exit_on_error=False)
@@ -228,6 +226,7 @@ class AgentPickerScreen(Dialog[AgentConfig | None]):
             self.installing = None
         # The timer may have last looked before the final chunk: the bar ends full.
         self._show_progress()
+        _approve(plan)
         self.dismiss(agent)
 
     def _progress(self, received: int, total: int | None) -> None:
@@ -284,3 +283,10 @@ def _row(choice: AgentChoice) -> Content:
 def _fit(text: str, width: int) -> str:
     """`text` in a column of `width` (one space kept before the next column)."""
     return f"{shorten(' '.join(text.split()), width - 1):<{width}}"
+
+
+def _approve(plan: LaunchPlan) -> None:
+    """Choosing a registry agent is the consent the command line asks for: it will not ask
+    again for this version and source (once installed: a failed install approves nothing)."""
+    with contextlib.suppress(OSError):
+        approve(plan)
