@@ -15,7 +15,7 @@ import os
 import shutil
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from acp_tui.paths import config_dir
@@ -118,10 +118,12 @@ class Git:
         *args: str,
         input: bytes | None = None,
         check: bool = True,
+        ok: Collection[int] = (0,),
         env: Mapping[str, str] | None = None,
+        cwd: str | Path | None = None,
     ) -> bytes:
-        """Run `git ARGS` in the work tree; its stdout. `GitFailed` when it fails (unless
-        `check` is false)."""
+        """Run `git ARGS` in the work tree (or `cwd`); its stdout. `GitFailed` when it exits
+        with a status not in `ok` (unless `check` is false)."""
         if self.stopped:
             raise GitFailed(args, -1, "acp-tui is closing")
         process = subprocess.Popen(
@@ -129,7 +131,7 @@ class Git:
             stdin=subprocess.PIPE if input is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            cwd=self.work_tree,
+            cwd=cwd or self.work_tree,
             env={**self.env, **env} if env else self.env,
         )
         with self._lock:
@@ -139,7 +141,7 @@ class Git:
         finally:
             with self._lock:
                 self._running.discard(process)
-        if check and process.returncode != 0:
+        if check and process.returncode not in ok:
             raise GitFailed(args, process.returncode, stderr.decode("utf-8", "replace"))
         return stdout
 

@@ -6,14 +6,15 @@ listed, each marked when the user changed it after the turn ended (between turns
 the last one): those are the ones to ask about. Applying the plan (`apply_rewind`) writes
 each file atomically, never through a symbolic link: every directory on the way is opened
 without following links, so a link planted in the workspace (by an agent, say) cannot send a
-restored file elsewhere; such a file is reported, not written.
+restored file elsewhere; such a file is reported, not written. A path whose state one of the
+two checkpoints did not save (`unsaved`) is never written or deleted: it is listed as not put
+back, with the reason.
 """
 
 from __future__ import annotations
 
 import contextlib
 import difflib
-import json
 import os
 import stat
 import time
@@ -24,6 +25,7 @@ from typing import Literal
 
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChange, Snapshot
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
+from acp_tui.checkpoints.unsaved import not_put_back
 from acp_tui.paths import within
 from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.workspace import Workspace, fsync_directory, temp_name
@@ -55,6 +57,8 @@ class RewindPlan:
     label: str = ""
     session_id: str = ""
     turn: int = 0
+    not_put_back: list[tuple[str, str]] = field(default_factory=list)
+    """Paths left as they are, since a checkpoint did not save their state, and why."""
 
     @property
     def conflicts(self) -> list[FileRestore]:
@@ -66,6 +70,8 @@ class RewindResult:
     restored: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)
     """Files left as they were, and why."""
+    not_put_back: list[tuple[str, str]] = field(default_factory=list)
+    """The plan's paths left as they are, since a checkpoint did not save their state."""
     undo: str | None = None
     """The ref of the checkpoint taken before the rewind (rewinding to it undoes this)."""
 
@@ -116,37 +122,43 @@ def plan_restore(
     `(from, to)` (to None: now) whose changes were not the agent's."""
     now = store.snapshot(f"acp-tui: the workspace before rewinding {label}")
     wanted = set(paths) if paths is not None else None
+    changes = [
+        change
+        for change in store.changes(now.commit, target)
+        if wanted is None or change.path in wanted
+    ]
+    left = not_put_back(store, target, now, changes, wanted)
     files: list[FileRestore] = []
-    for change in store.changes(now.commit, target):
-        if wanted is not None and change.path not in wanted:
+    root = str(store.workspace)
+    for change in changes:
+        if change.path in left:
             continue
         if change.status == "deleted":
             files.append(FileRestore(change.path, "delete"))
-        else:
-            files.append(FileRestore(change.path, "write", change.new_mode, change.new_blob))
+            continue
+        restore = FileRestore(change.path, "write", change.new_mode, change.new_blob)
+        # There now, but not in the checkpoint of now (too large, a link outside, ignored):
+        # overwriting it could not be undone. Asked about, as a change of the user's.
+        restore.user_changed = change.status == "added" and os.path.lexists(
+            os.path.join(root, change.path)
+        )
+        files.append(restore)
     touched_by_user: set[str] = set()
     for start, end in user_changes:
         touched_by_user.update(c.path for c in store.changes(start, end or now.commit))
     for restore in files:
-        restore.user_changed = restore.path in touched_by_user
-    # A file in the target that the workspace now holds but the checkpoint of now could not
-    # (too large, a link outside): overwriting it could not be undone. Ask about it too.
-    unsaved = {s.path for s in now.skipped}
-    for restore in files:
-        if restore.path in unsaved:
-            restore.user_changed = True
-    return RewindPlan(target, now, files, label, session_id, turn)
+        restore.user_changed = restore.user_changed or restore.path in touched_by_user
+    return RewindPlan(target, now, files, label, session_id, turn, sorted(left.items()))
 
 
-def _undo_message(plan: RewindPlan) -> str:
-    meta = {
+def _undo_meta(plan: RewindPlan) -> dict[str, object]:
+    return {
         "session": plan.session_id,
         "turn": plan.turn,
         "moment": "rewind",
         "label": plan.label,
         "time": time.time(),
     }
-    return f"acp-tui checkpoint: before rewinding {plan.label}\n\n{json.dumps(meta)}\n"
 
 
 class Stale(CheckpointError):
@@ -161,10 +173,13 @@ def apply_rewind(
     `refs/acp-tui/rewinds/<session>/<time>/`: undoing the rewind goes back to the first.
     `Stale` when the workspace changed since the plan was made (plan again)."""
     with store.locked():
-        current = store.snapshot(lambda _skipped: _undo_message(plan))
+        current = store.snapshot(
+            f"acp-tui checkpoint: before rewinding {plan.label}", _undo_meta(plan)
+        )
         if current.tree != plan.now.tree:
             raise Stale("files changed since the rewind was planned; look at it again")
         result = RewindResult(undo=_keep_before(store, plan, current))
+        result.not_put_back = list(plan.not_put_back)
         root = str(store.workspace)
         for restore in plan.files:
             if skip_conflicts and restore.user_changed:
@@ -304,7 +319,7 @@ def _keep_before(store: CheckpointStore, plan: RewindPlan, now: Snapshot) -> str
 
 
 def _keep_after(store: CheckpointStore, plan: RewindPlan, undo: str) -> None:
-    after = store.snapshot(lambda _skipped: f"acp-tui checkpoint: after rewinding {plan.label}")
+    after = store.snapshot(f"acp-tui checkpoint: after rewinding {plan.label}")
     store.set_refs({f"{undo}/after": after.commit})
 
 

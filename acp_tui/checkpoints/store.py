@@ -10,7 +10,9 @@ here, let alone written: only its ignore rules are copied.
 
 Not stored, and listed as skipped: files over `MAX_FILE_SIZE`, symbolic links that point
 outside the workspace, repositories nested in it, and anything that is not a file, a
-directory or a link (sockets, FIFOs, devices).
+directory or a link (sockets, FIFOs, devices). Each snapshot's commit carries that list, so a
+rewind to it knows which paths it cannot put back (`unsaved`), and which ignore rules it had
+(`ignored`): what it did not save, a rewind must not delete or overwrite.
 
 A snapshot is taken in one walk of the workspace: `git ls-files` lists what changed since the
 last one (git's stat cache in the shadow index), only those paths are looked at and hashed.
@@ -20,11 +22,13 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import re
 import stat
+import tempfile
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -60,6 +64,11 @@ DEFAULT_EXCLUDES = (
     ".DS_Store",
 )
 """Left out of workspaces that are not in a git repository (which would have said so)."""
+MAX_SKIPPED_SAVED = 200
+"""Skipped paths written in a snapshot's message (what `acp-tui changes` shows); past that the
+whole list is kept in a blob of its own, which only a rewind reads."""
+UNSAVED_ROOT = "refs/acp-tui/unsaved"
+"""Refs that keep those blobs (nothing else points at them)."""
 
 ChangeStatus = Literal["added", "modified", "deleted"]
 
@@ -77,6 +86,9 @@ class Skipped(msgspec.Struct, frozen=True):
 
     path: str
     reason: str
+    stamp: str = ""
+    """What was there (a link's target; a file's type, size, time and inode), to tell a later
+    snapshot's path that changed from one that did not; empty when not known."""
 
 
 class Snapshot(msgspec.Struct):
@@ -214,20 +226,32 @@ class CheckpointStore:
 
     def snapshot(
         self,
-        message: str | Callable[[list[Skipped]], str] = "snapshot",
+        title: str = "snapshot",
+        meta: Mapping[str, object] | None = None,
         staged: Staged | None = None,
     ) -> Snapshot:
         """Store the workspace as it is now (or as it was `staged`); the commit, its tree and
-        what was skipped. `message` is the commit's message, or makes it from what was
-        skipped."""
+        what was skipped. The commit's message is `title`, then `meta` as JSON, with what was
+        skipped added (`unsaved` reads it back)."""
         staged = staged or self.stage()
-        text = message if isinstance(message, str) else message(staged.skipped)
         try:
+            body = {**(meta or {}), **self._skipped_meta(staged.skipped)}
+            text = f"{title}\n\n{json.dumps(body)}\n"
             commit = self.git.text("commit-tree", staged.tree, "-m", text)
         except (OSError, GitFailed) as error:
             raise CheckpointError(f"cannot take a checkpoint: {error}") from error
         self._trees[commit] = staged.tree
         return Snapshot(commit, staged.tree, staged.skipped)
+
+    def _skipped_meta(self, skipped: Sequence[Skipped]) -> dict[str, object]:
+        entries = [[s.path, s.reason, s.stamp] for s in skipped]
+        if len(entries) <= MAX_SKIPPED_SAVED:
+            return {"skipped": entries}
+        # A message is read with every ref of its session: it keeps a few, a blob all of them.
+        data = json.dumps(entries).encode()
+        blob = self.git.text("hash-object", "-w", "--stdin", input=data)
+        self.set_refs({f"{UNSAVED_ROOT}/{blob}": blob})
+        return {"skipped": entries[:MAX_SKIPPED_SAVED], "skipped_all": blob}
 
     def stage(self) -> Staged:
         """The workspace as it is now, as a tree: the first half of a snapshot."""
@@ -262,11 +286,11 @@ class CheckpointStore:
             if "/" in path and _through_link(root, path):
                 drop.append(path)  # its directory is now a link: the file is gone from here
                 continue
-            reason = self._why_not(root, path)
-            if reason is None:
+            left_out = self._why_not(root, path)
+            if left_out is None:
                 update.append(path)
             else:
-                skipped.append(Skipped(path, reason))
+                skipped.append(left_out)
                 drop.append(path)
         if self._bytes > self.max_bytes:
             raise WorkspaceTooLarge(
@@ -281,7 +305,7 @@ class CheckpointStore:
             self.git.run("update-index", "-z", "--force-remove", "--stdin", input=data)
         return skipped
 
-    def _why_not(self, root: str, path: str) -> str | None:
+    def _why_not(self, root: str, path: str) -> Skipped | None:
         """Why `path` is not stored (None: it is, or it is gone and leaves the index)."""
         full = os.path.join(root, path)
         try:
@@ -289,24 +313,25 @@ class CheckpointStore:
         except FileNotFoundError:
             return None
         except OSError as error:
-            return f"unreadable ({error.strerror})"
+            return Skipped(path, f"unreadable ({error.strerror})")
         mode = info.st_mode
+        if stat.S_ISDIR(mode):
+            return None  # it was a file; its files are listed on their own
+        stamp = _stamp(full, info)
         if stat.S_ISLNK(mode):
             target = os.path.realpath(full)
             if not within(root, target):
-                return "a symbolic link to outside the workspace"
+                return Skipped(path, "a symbolic link to outside the workspace", stamp)
             return None
         if stat.S_ISREG(mode):
             if info.st_size > self.max_size:
                 limit = self.max_size >> 20
-                return f"larger than {limit} MB ({human_size(info.st_size)})"
+                return Skipped(path, f"larger than {limit} MB ({human_size(info.st_size)})", stamp)
             if not os.access(full, os.R_OK):
-                return "unreadable (permission denied)"
+                return Skipped(path, "unreadable (permission denied)", stamp)
             self._bytes += info.st_size
             return None
-        if stat.S_ISDIR(mode):
-            return None  # it was a file; its files are listed on their own
-        return "not a regular file"
+        return Skipped(path, "not a regular file", stamp)
 
     # -- reading ------------------------------------------------------------------------------
 
@@ -367,6 +392,55 @@ class CheckpointStore:
         out = self.git.run("ls-tree", "-r", "-z", "--name-only", commit)
         return {os.fsdecode(p) for p in out.split(b"\0") if p}
 
+    def unsaved(self, commit: str) -> list[Skipped] | None:
+        """What snapshot `commit` skipped: the paths whose state it does not hold. None when
+        it does not say (a snapshot of an acp-tui that did not write it down)."""
+        message = self.git.run("cat-file", "commit", commit).decode("utf-8", "surrogateescape")
+        _headers, _, text = message.partition("\n\n")
+        _title, _, body = text.partition("\n\n")
+        try:
+            meta = json.loads(body)
+        except ValueError:
+            return None
+        if not isinstance(meta, dict) or not isinstance(meta.get("skipped"), list):
+            return None
+        entries = meta["skipped"]
+        if isinstance(meta.get("skipped_all"), str):
+            entries = json.loads(self.blob(meta["skipped_all"]))
+        return skipped_from(entries)
+
+    def ignored(self, commit: str, paths: Sequence[str]) -> set[str]:
+        """Which of `paths` the ignore rules of snapshot `commit` left out: its `.gitignore`
+        files, with the shadow's own rules (the ones git reads outside the workspace are the
+        same now as then, or as near as anything can tell)."""
+        if not paths:
+            return set()
+        listed = self.git.run("ls-tree", "-r", "-z", commit)
+        rules: list[tuple[str, str]] = []
+        for entry in listed.split(b"\0"):
+            meta, _, name = entry.partition(b"\t")
+            path = os.fsdecode(name)
+            if meta.startswith(b"100") and (path == ".gitignore" or path.endswith("/.gitignore")):
+                rules.append((path, meta.split(b" ")[2].decode()))
+        with tempfile.TemporaryDirectory(prefix="acp-tui-rules-") as then:
+            # A work tree of the rules alone: git asks of the paths as they stood then.
+            for path, blob in rules:
+                where = Path(then, *path.split("/"))
+                where.parent.mkdir(parents=True, exist_ok=True)
+                where.write_bytes(self.blob(blob))
+            data = b"\0".join(os.fsencode(p) for p in paths) + b"\0"
+            out = self.git.run(
+                "check-ignore",
+                "--no-index",
+                "-z",
+                "--stdin",
+                input=data,
+                ok=(0, 1),  # 1: none of them is ignored
+                env={"GIT_WORK_TREE": then},
+                cwd=then,
+            )
+        return {os.fsdecode(p) for p in out.split(b"\0") if p}
+
     # -- refs ---------------------------------------------------------------------------------
 
     def set_refs(self, refs: dict[str, str], delete: Sequence[str] = ()) -> None:
@@ -394,6 +468,36 @@ class CheckpointStore:
                 name, commit, message = record.split("\0", 2)
                 result.append((name, commit, message))
         return sorted(result)
+
+
+def skipped_from(entries: object) -> list[Skipped]:
+    """The skipped paths a snapshot's message lists (`[path, reason, stamp]`; older ones have
+    no stamp)."""
+    if not isinstance(entries, list):
+        return []
+    found = []
+    for entry in entries:
+        if isinstance(entry, list) and len(entry) >= 2:
+            stamp = str(entry[2]) if len(entry) > 2 else ""
+            found.append(Skipped(str(entry[0]), str(entry[1]), stamp))
+    return found
+
+
+def stamp(path: str) -> str:
+    """What is at `path` now, as `Skipped.stamp` says it ("" when nothing is)."""
+    try:
+        return _stamp(path, os.lstat(path))
+    except OSError:
+        return ""
+
+
+def _stamp(path: str, info: os.stat_result) -> str:
+    if stat.S_ISLNK(info.st_mode):
+        try:
+            return "link " + os.readlink(path)
+        except OSError:
+            return ""
+    return f"{stat.S_IFMT(info.st_mode):o} {info.st_size} {info.st_mtime_ns} {info.st_ino}"
 
 
 def _through_link(root: str, path: str) -> bool:

@@ -18,10 +18,16 @@ from typing import Literal
 
 import msgspec
 
-from acp_tui.checkpoints.store import CheckpointStore, FileChange, Skipped, Snapshot, Staged
+from acp_tui.checkpoints.store import (
+    CheckpointStore,
+    FileChange,
+    Skipped,
+    Snapshot,
+    Staged,
+    skipped_from,
+)
 
 REF_ROOT = "refs/acp-tui/sessions"
-MAX_SKIPPED_SAVED = 200
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 Moment = Literal["before", "after"]
@@ -100,16 +106,15 @@ def counts(change: FileChange) -> str:
     return f"+{change.added} -{change.removed}"
 
 
-def _message(session_id: str, turn: int, moment: Moment, prompt: str, snap: list[Skipped]) -> str:
-    meta = {
+def _meta_of(session_id: str, turn: int, moment: Moment, prompt: str) -> dict[str, object]:
+    """A checkpoint's message, beside what it skipped (which the store adds)."""
+    return {
         "session": session_id,
         "turn": turn,
         "moment": moment,
         "prompt": prompt,
         "time": time.time(),
-        "skipped": [[s.path, s.reason] for s in snap[:MAX_SKIPPED_SAVED]],
     }
-    return f"acp-tui checkpoint: {moment} turn {turn}\n\n{json.dumps(meta)}\n"
 
 
 def _meta(message: str) -> dict[str, object]:
@@ -138,7 +143,8 @@ class SessionCheckpoints:
         it was `staged` a moment before)."""
         first_line = prompt.strip().splitlines()[0][:200] if prompt.strip() else ""
         snap = self.store.snapshot(
-            lambda skipped: _message(self.session_id, turn, "before", first_line, skipped),
+            f"acp-tui checkpoint: before turn {turn}",
+            _meta_of(self.session_id, turn, "before", first_line),
             staged,
         )
         # A turn number seen again (a session reopened without its record): start afresh.
@@ -148,7 +154,7 @@ class SessionCheckpoints:
     def end(self, turn: int) -> Snapshot:
         """The checkpoint after turn `turn` (taken when it ended, however it ended)."""
         snap = self.store.snapshot(
-            lambda skipped: _message(self.session_id, turn, "after", "", skipped)
+            f"acp-tui checkpoint: after turn {turn}", _meta_of(self.session_id, turn, "after", "")
         )
         self.store.set_refs({self._ref(turn, "after"): snap.commit})
         return snap
@@ -163,10 +169,7 @@ class SessionCheckpoints:
             turn = int(parts[0])
             entry = found.setdefault(turn, TurnCheckpoint(self.session_id, turn))
             meta = _meta(message)
-            skipped = [
-                Skipped(str(p), str(r))
-                for p, r in meta.get("skipped", [])  # type: ignore[attr-defined]
-            ]
+            skipped = skipped_from(meta.get("skipped"))
             if parts[1] == "before":
                 entry.before = commit
                 entry.prompt = str(meta.get("prompt", ""))
