@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import signal
 import sys
 from collections.abc import Awaitable, Iterable
 from pathlib import Path
@@ -18,6 +17,8 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import events, work
 from textual.app import App, SystemCommand
 from textual.binding import Binding, BindingType
+from textual.driver import Driver
+from textual.drivers.linux_driver import LinuxDriver
 from textual.screen import Screen
 
 from acp_tui.check.live import LiveCheck
@@ -27,6 +28,7 @@ from acp_tui.ui.chat_screen import ChatScreen
 from acp_tui.ui.collector import CollectorPace
 from acp_tui.ui.command_palette import app_commands
 from acp_tui.ui.conversation import ConversationView
+from acp_tui.ui.hangup import HangupSafeDriver, SignalWatch
 from acp_tui.ui.history import PromptHistory, history_path
 from acp_tui.ui.render.lexers import warm_up
 from acp_tui.ui.textual_fixes import mend
@@ -527,19 +529,36 @@ class AcpApp(App[int]):
         self._collector.stop()
 
 
-TERMINATING = (signal.SIGTERM, signal.SIGHUP)
-
-
 class _TerminalApp(AcpApp):
     """The app as `acp-tui` runs it: SIGTERM and SIGHUP (the terminal closed) end it the way
-    Ctrl+Q does, so every agent and its commands are stopped and the record is complete."""
+    Ctrl+Q does, so every agent and its commands are stopped and the record is complete; if
+    that shutdown is stuck, `SignalWatch` ends it anyway (see `acp_tui.ui.hangup`)."""
+
+    signals: SignalWatch | None = None
+
+    def get_driver_class(self) -> type[Driver]:
+        driver = super().get_driver_class()
+        return HangupSafeDriver if driver is LinuxDriver else driver
 
     def on_mount(self) -> None:
         # No `super().on_mount()`: Textual calls every class's own handler along the MRO, so
         # calling it here too started the agent twice (two handshakes, two sessions).
         loop = asyncio.get_running_loop()
-        for sig in TERMINATING:
-            loop.add_signal_handler(sig, self.exit, 128 + sig)
+
+        def quit(status: int) -> None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: acp-tui is ending
+                loop.call_soon_threadsafe(self.exit, status)
+
+        self.signals = SignalWatch(quit, hang_up=self._hang_up, record_busy=self._record_busy)
+        self.signals.start()
+
+    def _hang_up(self) -> None:
+        if isinstance(self._driver, HangupSafeDriver):
+            self._driver.hang_up()
+
+    def _record_busy(self) -> bool:
+        store = self._shared.store if self._shared is not None else None
+        return store is not None and store.busy
 
 
 def run_tui(
@@ -555,4 +574,6 @@ def run_tui(
         command, client_options, permission=permission, startup=startup, checkpoints=checkpoints
     )
     result = app.run()
+    if app.signals is not None and app.signals.status is not None:
+        return app.signals.status  # whatever the shutdown made of the app's own status
     return result if isinstance(result, int) else 0
