@@ -1,8 +1,8 @@
 """`acp-tui rewind SESSION --turn N [--file PATH] [--yes]` and `acp-tui rewind SESSION --undo`:
 put the workspace's files back as they were before a turn, from the shell.
 
-Exit status: 0 done; 1 an error, said on stderr; 2 a usage error; 3 nothing was done because
-it was not confirmed.
+Exit status: 0 done; 1 an error, or a path not put back (a checkpoint did not save it), said
+on stderr; 2 a usage error; 3 nothing was done because it was not confirmed.
 """
 
 from __future__ import annotations
@@ -61,6 +61,10 @@ def _relative(store: CheckpointStore, path: str) -> str:
 def _rewind(store: CheckpointStore, plan: RewindPlan, yes: bool, session_id: str) -> int:
     what = f"before {plan.label}" if plan.turn else "before the rewind"
     if not plan.files:
+        if plan.not_put_back:
+            print(f"Nothing can be put back as it was {what}.")
+            _say_not_put_back(plan.not_put_back)
+            return EXIT_FAILED
         print(f"Nothing to do: the files are as they were {what}.")
         return EXIT_OK
     print(f"Putting back {len(plan.files)} file(s) as they were {what}:")
@@ -68,6 +72,8 @@ def _rewind(store: CheckpointStore, plan: RewindPlan, yes: bool, session_id: str
         verb = "delete" if restore.action == "delete" else "restore"
         mark = "  (changed after the turn: yours?)" if restore.user_changed else ""
         print(f"  {verb:<8}{restore.path}{mark}")
+    for path, reason in plan.not_put_back:
+        print(f"  {'keep':<8}{path}  (not put back: {reason})")
     conflicts = plan.conflicts
     if not yes:
         question = "Go ahead?"
@@ -87,5 +93,11 @@ def _rewind(store: CheckpointStore, plan: RewindPlan, yes: bool, session_id: str
     print(f"Put back {len(result.restored)} file(s).")
     for path, reason in result.failed:
         warn(f"{path}: not put back: {reason}")
+    _say_not_put_back(result.not_put_back)
     print(f"Undo it with: acp-tui rewind {session_id} --undo")
-    return EXIT_FAILED if result.failed else EXIT_OK
+    return EXIT_FAILED if result.failed or result.not_put_back else EXIT_OK
+
+
+def _say_not_put_back(paths: list[tuple[str, str]]) -> None:
+    for path, reason in paths:
+        warn(f"{path}: not put back: {reason}")

@@ -121,6 +121,7 @@ class SessionChanges:
         count = len(result.restored)
         noun = "file" if count == 1 else "files"
         detail = [f"left as it was: {path} ({reason})" for path, reason in result.failed]
+        detail += [f"not put back: {path} ({reason})" for path, reason in result.not_put_back]
         detail.append(
             "U in the changes view (F3) undoes it. The agent was not told: it sees the files "
             "as they are when it next reads them."

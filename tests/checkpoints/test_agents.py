@@ -152,7 +152,11 @@ def test_a_repository_of_the_users_is_untouched_by_turns_and_rewinds(tmp_path: P
     assert "elsewhere" not in listed.stdout  # skipped before and after: not this turn's
 
     rewound = run_cli(tmp_path, "rewind", "hostile", "--turn", "1", "--yes", "--cwd", str(ws))
-    assert rewound.returncode == 0, rewound.stderr
+    assert rewound.returncode == 1, rewound.stderr  # huge.bin is not deleted, and it says so
+    assert rewound.stderr == (
+        "acp-tui: huge.bin: not put back: the checkpoint does not hold it, but deleting it "
+        "could not be undone (larger than 16 MB (19.1 MB))\n"
+    )
     assert (ws / "app.py").read_text() == "staged\n"
     assert (ws / "old.txt").read_text() == "keep me\n"
     assert not (ws / "data.bin").exists()
@@ -163,3 +167,51 @@ def test_a_repository_of_the_users_is_untouched_by_turns_and_rewinds(tmp_path: P
     assert index() == index_before
     (ws / "huge.bin").unlink()
     assert fingerprint() == before
+
+
+def test_links_to_outside_the_agent_replaced_deleted_or_repointed_are_left_and_listed(
+    tmp_path: Path,
+) -> None:
+    """A link to outside the workspace is not in any checkpoint: a rewind cannot make it
+    again, so it must not delete what the agent put in its place either."""
+    ws = workspace(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "target.txt").write_text("not the workspace's\n")
+    (outside / "other.txt").write_text("nor this\n")
+    for name in ("replaced", "deleted", "repointed"):
+        (ws / name).symlink_to(outside / "target.txt")
+    steps = "\n".join(
+        [
+            "sh rm replaced && printf 'the agent\\n' > replaced",
+            "sh rm deleted",
+            f"sh ln -sfn {outside / 'other.txt'} repointed",
+            "write app.py by the agent",
+        ]
+    )
+    run = run_cli(tmp_path, "--cwd", str(ws), "-p", steps, "--", *DISK_AGENT)
+    assert run.returncode == 0, run.stderr
+    assert (ws / "replaced").read_text() == "the agent\n"
+
+    rewound = run_cli(tmp_path, "rewind", "hostile", "--turn", "1", "--yes", "--cwd", str(ws))
+    assert rewound.returncode == 1, rewound.stderr
+    reason = "the checkpoint did not save how it was (a symbolic link to outside the workspace)"
+    assert f"  keep    replaced  (not put back: {reason})" in rewound.stdout
+    assert rewound.stderr.splitlines() == [
+        f"acp-tui: {name}: not put back: {reason}" for name in ("deleted", "replaced", "repointed")
+    ]
+    assert (ws / "app.py").read_text() == 'def greet(name):\n    print("Hello " + name)\n'
+    assert (ws / "replaced").read_text() == "the agent\n"
+    assert not (ws / "deleted").exists()
+    assert (ws / "repointed").readlink() == outside / "other.txt"
+    assert {p.name: p.read_text() for p in outside.iterdir()} == {
+        "target.txt": "not the workspace's\n",
+        "other.txt": "nor this\n",
+    }
+
+    # Asked for that path alone, the rewind has nothing it can put back, and says so.
+    args = ("rewind", "hostile", "--turn", "1", "--file", "deleted", "--yes", "--cwd", str(ws))
+    alone = run_cli(tmp_path, *args)
+    assert alone.returncode == 1
+    assert alone.stdout == "Nothing can be put back as it was before turn 1.\n"
+    assert alone.stderr == f"acp-tui: deleted: not put back: {reason}\n"

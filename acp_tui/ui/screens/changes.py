@@ -377,9 +377,16 @@ async def confirm_and_apply(
     """Ask (the files, those changed after the turn picked out), then rewind; the answer,
     and the result (None when nothing was done)."""
     if not plan.files and not can_continue:
-        app.notify(
-            f"The files are as they were before {plan.label} already.", title="Nothing to do"
-        )
+        if plan.not_put_back:
+            app.notify(
+                "\n".join(f"{path}: {reason}" for path, reason in plan.not_put_back[:5]),
+                title="Nothing can be put back",
+                severity="warning",
+            )
+        else:
+            app.notify(
+                f"The files are as they were before {plan.label} already.", title="Nothing to do"
+            )
         return "cancel", None
     answer = await app.push_screen_wait(RewindScreen(plan, title, can_continue=can_continue))
     if answer == "cancel":
@@ -404,7 +411,7 @@ def report(
 ) -> None:
     """Say in the conversation, and in a notification, what a rewind did."""
     said = changes.said(result, what, verb)
-    severity = "warning" if result.failed else "information"
+    severity = "warning" if result.failed or result.not_put_back else "information"
     app.notify(said, title=f"{verb} {what}", severity=severity)
 
 

@@ -106,4 +106,10 @@ def _file_list(plan: RewindPlan) -> Content:
     hidden = len(plan.files) - SHOWN
     if hidden > 0:
         lines.append(Content.styled(f"… and {hidden} more", "$text-muted"))
+    for path, reason in plan.not_put_back[:SHOWN]:
+        lines.append(
+            Content.assemble(
+                ("keep    ", "$text-warning"), path, (f"  not put back: {reason}", "$text-muted")
+            )
+        )
     return Content("\n").join(lines)
