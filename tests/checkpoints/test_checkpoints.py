@@ -13,8 +13,8 @@ import pytest
 from acp_tui.checkpoints import CheckpointError, CheckpointStore, SessionCheckpoints
 from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.checkpoints.git import Git
+from acp_tui.checkpoints.ignores import inherited_excludes
 from acp_tui.checkpoints.rewind import Stale, apply_rewind, plan_rewind, rewinds, undo_plan
-from acp_tui.checkpoints.store import inherited_excludes
 from acp_tui.checkpoints.turns import session_id_of, session_key
 from acp_tui.session.state import SessionState
 
