@@ -60,7 +60,7 @@ DEFAULT_MAX_DOWNLOAD = 1 << 30
 # 1 KB = 1024 B, as acp-tui shows sizes.
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([KMGT])i?)?B", re.IGNORECASE)
 
-_TOP_KEYS = {"default_agent", "permission", "allow_paths", "agents", "max_download"}
+_TOP_KEYS = {"default_agent", "permission", "guard", "allow_paths", "agents", "max_download"}
 _AGENT_KEYS = {
     "command",
     "args",
@@ -194,6 +194,7 @@ class Config(msgspec.Struct):
     agents: dict[str, AgentConfig] = msgspec.field(default_factory=dict)
     default_agent: str | None = None
     permission: Mode | None = None
+    guard: bool = True
     allow_paths: list[Path] = msgspec.field(default_factory=list)
     max_download: int = DEFAULT_MAX_DOWNLOAD
     """Bytes."""
@@ -314,6 +315,11 @@ class _Reader:
             config.permission = self.mode(document.get("permission"), (), "permission")
         except _Invalid as invalid:
             self.problem(str(invalid), invalid.line)
+        guard = document.get("guard", True)
+        if isinstance(guard, bool):
+            config.guard = guard
+        else:
+            self.problem("`guard` must be true or false", self.locate.line((), "guard"))
         try:
             config.allow_paths = self.paths(document.get("allow_paths"))
         except _Invalid as invalid:

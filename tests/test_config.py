@@ -440,3 +440,11 @@ def test_a_max_download_that_is_no_size_is_said_and_the_default_kept(tmp_path: P
             f'{path}:2: `max_download` must be a number of bytes or a size like "500 MB"'
         ]
         assert config.max_download == default
+
+
+def test_the_guard_is_on_unless_the_config_turns_it_off(tmp_path: Path) -> None:
+    assert load_config(tmp_path / "nope.toml").guard is True
+    assert load_config(write(tmp_path, "guard = false\n")).guard is False
+    config = load_config(write(tmp_path, 'guard = "no"\n'))
+    assert config.guard is True
+    assert [(p.line, p.message) for p in config.problems] == [(1, "`guard` must be true or false")]

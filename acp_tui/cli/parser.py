@@ -120,6 +120,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "ask; headless has no one to ask: ask rejects)",
     )
     parser.add_argument(
+        "--guard",
+        choices=("on", "off"),
+        default=None,
+        help="ask (as --permission says) about a file write or a command the agent did not ask "
+        "permission for (default: the config's, else on)",
+    )
+    parser.add_argument(
         "--elicitation",
         choices=("off", "decline", "cancel"),
         default="off",

@@ -92,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         protocol_version=args.protocol_version,
         fs=not args.no_fs,
         terminal=not args.no_terminal,
+        guard=config.guard if args.guard is None else args.guard == "on",
         allow_paths=[path.resolve() for path in [*args.allow_path, *config.allow_paths]],
         mcp_servers=agent.mcp_servers,
         providers=agent.providers,

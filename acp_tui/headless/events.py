@@ -12,10 +12,12 @@ import msgspec
 from acp_tui.headless.output import Output
 from acp_tui.protocol.content import ContentBlock, ToolCallContent, ToolCallLocation, block_text
 from acp_tui.session.change import Change
+from acp_tui.session.guard import unasked
 from acp_tui.session.session import Session
 from acp_tui.session.state import (
     Message,
     Notice,
+    PermissionAnswer,
     PlanState,
     SessionState,
     TerminalState,
@@ -33,14 +35,15 @@ class TextPrinter:
         self._printed: dict[str, int] = {}
         self._last: str | None = None
         self._at_line_start = True
+        self._commands: set[str] = set()
 
     def __call__(self, session: Session, change: Change) -> None:
         message = change.item
         if change.kind != "message" or message.role != "agent":
             if change.kind == "permission" and change.delta.by == "policy":
-                answer = change.delta
-                option = answer.option_id or "cancelled"
-                self._said(f"permission for {answer.tool_call_id}: {option} ({answer.reason})")
+                self._said_answer(session, change.delta)
+            elif change.kind == "tool_call" and unasked(message.id):
+                self._said_command(message)
             return
         done = self._printed.get(message.id, 0)
         text = block_text(change.delta) if change.delta is not None else message.text[done:]
@@ -51,6 +54,20 @@ class TextPrinter:
         self._last = message.id
         self._printed[message.id] = done + len(text)
         self._write(text)
+
+    def _said_answer(self, session: Session, answer: PermissionAnswer) -> None:
+        option = answer.option_id or "cancelled"
+        call = session.state.tool_calls.get(answer.tool_call_id or "")
+        about = call.title if call is not None and call.title else answer.tool_call_id
+        if unasked(answer.tool_call_id):
+            about = f"{about} (the agent did not ask)"
+        self._said(f"permission for {about}: {option} ({answer.reason})")
+
+    def _said_command(self, call: ToolCallState) -> None:
+        """A command run outside any tool call is said once, as it starts."""
+        if call.status == "in_progress" and call.id not in self._commands:
+            self._commands.add(call.id)
+            self._said(f"{call.title}: a command the agent runs outside any tool call")
 
     def end_turn(self) -> None:
         if not self._at_line_start:

@@ -8,7 +8,7 @@ request whose method `serves()` to `handle_request`. A method of a service that 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import Any
 
 import msgspec
@@ -17,6 +17,11 @@ from acp_tui.protocol.jsonrpc import method_not_found
 from acp_tui.protocol.methods import ClientCapabilitiesV1, FileSystemCapability
 from acp_tui.services.fs import FileSystemService
 from acp_tui.services.terminals import TerminalService
+
+Route = Callable[[msgspec.Raw], Awaitable[Any]]
+Around = Callable[[str, msgspec.Raw, Route], Awaitable[Any]]
+"""Something that stands in front of a method: it gets the method, the request's params and
+the service's own route, which it calls (or not)."""
 
 
 class ClientServices:
@@ -27,7 +32,7 @@ class ClientServices:
     ) -> None:
         self.fs = fs
         self.terminals = terminals
-        self._routes: dict[str, Callable[[msgspec.Raw], Awaitable[Any]]] = {}
+        self._routes: dict[str, Route] = {}
         if fs is not None:
             self._routes |= {
                 "fs/read_text_file": fs.read_text_file,
@@ -41,6 +46,13 @@ class ClientServices:
                 "terminal/kill": terminals.kill,
                 "terminal/release": terminals.release,
             }
+
+    def put_in_front(self, methods: Iterable[str], around: Around) -> None:
+        """Route `methods` (those served) through `around` (the session's guard)."""
+        for method in methods:
+            route = self._routes.get(method)
+            if route is not None:
+                self._routes[method] = _through(around, method, route)
 
     def capabilities(self) -> ClientCapabilitiesV1:
         """The v1 `clientCapabilities` for `initialize`: what is served, nothing more."""
@@ -67,3 +79,10 @@ class ClientServices:
         """End every terminal (the session ended, or acp-tui quits)."""
         if self.terminals is not None:
             await self.terminals.close_all()
+
+
+def _through(around: Around, method: str, route: Route) -> Route:
+    async def routed(params: msgspec.Raw) -> Any:
+        return await around(method, params, route)
+
+    return routed

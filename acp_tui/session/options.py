@@ -35,6 +35,9 @@ class ClientOptions(msgspec.Struct):
     protocol_version: int = 1
     fs: bool = True
     terminal: bool = True
+    guard: bool = True
+    """Whether a file write or a command the agent did not ask permission for is asked about
+    (`acp_tui.session.guard`); off, it goes through as the agent sent it."""
     allow_paths: list[Path] = msgspec.field(default_factory=list)
     """Directories outside the workspace the user lets agents read and write (`--allow-path`)."""
     mcp_servers: list[dict[str, Any]] = msgspec.field(default_factory=list)

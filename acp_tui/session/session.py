@@ -32,6 +32,7 @@ from acp_tui.services.terminals import TerminalService
 from acp_tui.session import reducer, terminals
 from acp_tui.session.change import Change
 from acp_tui.session.elicitation import PendingElicitation
+from acp_tui.session.guard import GUARDED, Grants, Guard
 from acp_tui.session.quirks import MISSING_FILE_READS_EMPTY
 from acp_tui.session.state import Mode, PermissionAnswer, SessionState, ToolCallState
 from acp_tui.workspace import Workspace
@@ -77,6 +78,11 @@ class PendingPermission(msgspec.Struct, eq=False):
         # Whoever answered (the user, a rule, headless policy): a call left open after a
         # rejection is shown rejected when the turn ends, not merely cancelled.
         rejected = option is not None and option.kind.startswith("reject")
+        if option is not None and option.kind.startswith("allow"):
+            call = self.tool_call
+            kind = call.kind if call is not None else None
+            always = option.kind == "allow_always"
+            self.session.grants.allowed(self.tool_call_id, kind, always=always)
         answer = PermissionAnswer(self.tool_call_id, option_id, by, reason, rejected)
         self.session.emit(reducer.permission_answered(self.session.state, answer, said))
 
@@ -101,6 +107,9 @@ class Session:
         self.pending_permissions: list[PendingPermission] = []
         self.pending_elicitations: list[PendingElicitation] = []
         self.services: ClientServices | None = None
+        self.grants = Grants()
+        """What the user allowed in this session, for the guard (`acp_tui.session.guard`)."""
+        self.guard: Guard | None = None
         self._turn_done: asyncio.Future[str | None] | None = None
 
     @property
@@ -158,6 +167,8 @@ class Session:
 
     def terminal_exited(self, terminal_id: str, code: int | None, signal: str | None) -> None:
         self.emit(terminals.terminal_exited(self.state, terminal_id, code, signal))
+        if self.guard is not None:
+            self.guard.terminal_exited(terminal_id, code)
 
     def file_written(self, record: WriteRecord) -> None:
         """Show an agent's write as a diff against what was there (or why it was refused)."""
@@ -349,7 +360,10 @@ def build_services(session: Session) -> ClientServices:
             on_output=session.terminal_output,
             on_exit=session.terminal_exited,
         )
-    return ClientServices(fs, terminals)
+    services = ClientServices(fs, terminals)
+    session.guard = Guard(session, asks=options.guard)
+    services.put_in_front(GUARDED, session.guard.run)
+    return services
 
 
 def _asked_about(pending: PendingPermission) -> str:

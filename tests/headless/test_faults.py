@@ -513,7 +513,9 @@ async def test_a_permission_request_after_cancel_is_answered_cancelled(tmp_path:
 
 async def _stop_mid_command(tmp_path: Path, *signals: signal.Signals) -> tuple[Run, int]:
     """Run the long-command agent, and when its command runs, send acp-tui `signals`."""
-    async with Headless(tmp_path, AGENTS["long-command"], *jsonl()) as acp_tui:
+    # It runs its command without asking: allowed, as the user would for this test.
+    allow = ("--permission", "allow")
+    async with Headless(tmp_path, AGENTS["long-command"], *jsonl(*allow)) as acp_tui:
         await acp_tui.event(lambda e: e["type"] == "tool_call")
         pid_file = acp_tui.workspace / "command.pid"
         async with asyncio.timeout(10):

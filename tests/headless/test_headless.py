@@ -228,7 +228,9 @@ async def test_an_agent_that_dies_mid_turn_is_reported_with_its_last_words(tmp_p
 async def test_a_shell_line_in_terminal_create_runs_through_the_shell(tmp_path: Path) -> None:
     """Agents written for Zed send `{"command": "echo hi && touch x"}` with no `args`."""
     agent = [sys.executable, str(TEST_AGENTS / "shell_line_agent.py")]
-    run = await acp_tui(tmp_path, "-p", "echo hi && touch made.txt", agent=agent)
+    # It runs the line without asking first: allowed, as the user would.
+    argv = ("--permission", "allow", "-p", "echo hi && touch made.txt")
+    run = await acp_tui(tmp_path, *argv, agent=agent)
     assert (run.status, run.out) == (0, "exit 0: hi\n"), run.err
     assert (tmp_path / "made.txt").is_file()
     create = next(

@@ -22,13 +22,23 @@ from typing import Any
 
 import pytest
 
+from acp_tui.session.change import Change
+from acp_tui.session.guard import unasked
 from acp_tui.session.options import ClientOptions
+from acp_tui.session.session import Session
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
 from acp_tui.ui.widgets.message import AgentMessage
 from tests.support import jsonl, real_agents
 from tests.support.fake_model import HELLO, FakeModel
-from tests.support.pilot import send, wait_idle, wait_question, wait_started, wait_until
+from tests.support.pilot import (
+    send,
+    wait_idle,
+    wait_permission,
+    wait_question,
+    wait_started,
+    wait_until,
+)
 from tests.support.real_agents import RealAgent
 from tests.support.schema import validate_transcript
 from tests.support.ui import message_texts
@@ -192,6 +202,13 @@ def assert_sent_messages_valid(run: Run, version: int = 1) -> None:
     assert validate_transcript(run.transcript, version=version, sender="client") > 0
 
 
+def assert_asked_once(run: Run) -> None:
+    """The agent's own permission request was the only one: what it did after it (Gemini
+    writes through `fs/write_text_file`) is covered, and the guard asked nothing more."""
+    asked = [answer["toolCallId"] for answer in run.permissions()]
+    assert len(asked) == 1 and not unasked(asked[0]), run.explain()
+
+
 # -- headless, each agent ----------------------------------------------------------------------
 
 
@@ -226,6 +243,7 @@ async def test_write_allowed(
     assert run.status == 0, run.explain()
     assert target.read_text() == "written-by-acp-tui\n", run.explain()
     assert [c["status"] for c in run.tool_calls().values()] == ["completed"], run.explain()
+    assert_asked_once(run)
     assert_sent_messages_valid(run)
 
 
@@ -256,6 +274,7 @@ async def test_shell_command(
     assert run.status == 0, run.explain()
     assert target.is_file(), run.explain()
     assert [c["status"] for c in run.tool_calls().values()] == ["completed"], run.explain()
+    assert_asked_once(run)
     assert_sent_messages_valid(run)
 
 
@@ -418,25 +437,55 @@ async def test_claudes_question_is_declined_headless(
 # -- the TUI -----------------------------------------------------------------------------------
 
 
-def claude_app(
-    claude: RealAgent,
+def agent_app(
+    agent: RealAgent,
     model: FakeModel,
     tmp_path: Path,
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> AcpApp:
-    """The TUI on Claude in `workspace`, with the environment the agent needs and no more."""
-    env = claude.environment(tmp_path / "home", model.url)
+    """The TUI on `agent` in `workspace`, with the environment the agent needs and no more."""
+    env = agent.environment(tmp_path / "home", model.url)
     # The agent gets ours with `options.env` laid over it: drop what the environment leaves out.
     for name in set(os.environ) - set(env):
         monkeypatch.delenv(name)
     options = ClientOptions(cwd=workspace, env=env, transcript=tmp_path / "transcript.jsonl")
     return AcpApp(
-        claude.argv,
+        agent.argv,
         options,
         history_dir=tmp_path / "state" / "history",
         config_dir=tmp_path / "state" / "config",
     )
+
+
+async def test_tui_asks_once_for_each_write_and_command(
+    agent: RealAgent,
+    model: FakeModel,
+    tmp_path: Path,
+    workspace: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The normal flow, asking the user: one question for the agent's write, one for its
+    command, each allowed once; the guard adds none (Gemini's write, after its request, comes
+    through `fs/write_text_file`)."""
+    app = agent_app(agent, model, tmp_path, workspace, monkeypatch)
+    asked: list[str | None] = []
+
+    def listen(_: Session, change: Change) -> None:
+        if change.kind == "permission":  # a request answered
+            asked.append(change.delta.tool_call_id)
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot, timeout=60)
+        assert app.session is not None
+        app.session.listeners.append(listen)
+        for prompt in (f"DO:write {workspace / 'new.txt'} hi", f"DO:bash touch {workspace / 'x'}"):
+            await send(app, pilot, prompt)
+            await wait_permission(app, pilot, timeout=60)
+            await pilot.press("a")
+            await wait_idle(app, pilot, timeout=60)
+    assert (workspace / "new.txt").read_text() == "hi\n" and (workspace / "x").is_file()
+    assert len(asked) == 2 and not any(unasked(call_id) for call_id in asked), asked
 
 
 async def test_tui_answers_claudes_question(
@@ -448,7 +497,7 @@ async def test_tui_answers_claudes_question(
 ) -> None:
     """AskUserQuestion, which Claude offers only to clients that advertise form elicitation:
     the question shows as a form, the user picks an option, and the tool gets the answer."""
-    app = claude_app(claude, model, tmp_path, workspace, monkeypatch)
+    app = agent_app(claude, model, tmp_path, workspace, monkeypatch)
     mark = model.mark()
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot, timeout=60)
@@ -472,7 +521,7 @@ async def test_tui_forks_a_claude_session(
 ) -> None:
     """`session/fork`, which Claude offers: the fork shows the history, and Claude carries the
     conversation over: the model's next request holds the turn before the fork."""
-    app = claude_app(claude, model, tmp_path, workspace, monkeypatch)
+    app = agent_app(claude, model, tmp_path, workspace, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot, timeout=60)
         await send(app, pilot, "the tortoise wins")
@@ -516,7 +565,7 @@ async def test_tui_shows_claudes_answer(
     workspace: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    app = claude_app(claude, model, tmp_path, workspace, monkeypatch)
+    app = agent_app(claude, model, tmp_path, workspace, monkeypatch)
     async with app.run_test(size=(120, 40)) as pilot:
         await wait_started(app, pilot, timeout=60)
         await send(app, pilot, "hello")

@@ -90,7 +90,8 @@ async def test_abandoning_a_turn_the_agent_will_not_end_returns_at_once(
     # must return then, not wait for an answer that will never come.
     client = AgentClient(
         AGENTS["long-command"].argv(),
-        ClientOptions(cwd=tmp_path, startup_timeout=10),
+        # It runs its command without asking: no guard, or the command would be refused.
+        ClientOptions(cwd=tmp_path, startup_timeout=10, guard=False),
         decide_permission=refuse,
     )
     try:

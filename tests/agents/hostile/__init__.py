@@ -71,6 +71,7 @@ AGENTS: dict[str, HostileAgent] = {
         HostileAgent("permission-after-cancel", "permission_after_cancel.py"),
         HostileAgent("long-command", "long_command.py"),
         HostileAgent("polite", "polite.py"),
+        HostileAgent("never-asks", "unasked.py"),
     ]
 }
 
