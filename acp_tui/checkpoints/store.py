@@ -368,6 +368,20 @@ class CheckpointStore:
     def blob(self, blob: str) -> bytes:
         return self.git.run("cat-file", "blob", blob)
 
+    def blobs(self, blobs: Sequence[str]) -> list[bytes]:
+        """Several blobs, in one git command."""
+        if not blobs:
+            return []
+        out = self.git.run("cat-file", "--batch", input="".join(f"{b}\n" for b in blobs).encode())
+        found = []
+        at = 0
+        for _blob in blobs:
+            header_end = out.index(b"\n", at)
+            size = int(out[at:header_end].split(b" ")[2])
+            found.append(out[header_end + 1 : header_end + 1 + size])
+            at = header_end + 1 + size + 1  # the newline after the content
+        return found
+
     def entry(self, commit: str, path: str) -> tuple[str, str] | None:
         """`(mode, blob)` of `path` in a snapshot; None if it does not hold it."""
         out = self.git.run("ls-tree", "-z", commit, "--", path)
@@ -414,10 +428,10 @@ class CheckpointStore:
                 rules.append((path, meta.split(b" ")[2].decode()))
         with tempfile.TemporaryDirectory(prefix="acp-tui-rules-") as then:
             # A work tree of the rules alone: git asks of the paths as they stood then.
-            for path, blob in rules:
+            for (path, _blob), text in zip(rules, self.blobs([b for _p, b in rules]), strict=True):
                 where = Path(then, *path.split("/"))
                 where.parent.mkdir(parents=True, exist_ok=True)
-                where.write_bytes(self.blob(blob))
+                where.write_bytes(text)
             data = b"\0".join(os.fsencode(p) for p in paths) + b"\0"
             out = self.git.run(
                 "check-ignore",

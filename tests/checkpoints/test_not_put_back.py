@@ -307,17 +307,22 @@ def test_a_file_ignored_then_is_kept_when_the_turn_changed_the_rules(
 ) -> None:
     write(workspace, {".gitignore": "*.env\nbuild/\n", "local.env": "TOKEN=mine\n"})
     write(workspace, {"build/cache.bin": b"\0cache"})
+    write(workspace, {"conf/.gitignore": "*.local\n", "conf/db.local": "mine\n"})
     checkpoints = session(tmp_path, workspace)
 
     def unignore() -> None:
         write(workspace, {".gitignore": "", "local.env": "TOKEN=agent\n", "made.txt": "new\n"})
+        (workspace / "conf" / ".gitignore").unlink()
 
     turn(checkpoints, unignore)
     assert rewound(checkpoints) == [
         ("build/cache.bin", f"{NOT_SAVED} (it was ignored)"),
+        ("conf/db.local", f"{NOT_SAVED} (it was ignored)"),
         ("local.env", f"{NOT_SAVED} (it was ignored)"),
     ]
     assert (workspace / ".gitignore").read_text() == "*.env\nbuild/\n"
+    assert (workspace / "conf" / ".gitignore").read_text() == "*.local\n"
+    assert (workspace / "conf" / "db.local").read_text() == "mine\n"
     assert (workspace / "local.env").read_text() == "TOKEN=agent\n"
     assert (workspace / "build" / "cache.bin").read_bytes() == b"\0cache"
     assert not (workspace / "made.txt").exists()  # new, and not ignored then: deleted
