@@ -273,7 +273,8 @@ def revert_hunk(checkpoints: SessionCheckpoints, turn: int, path: str, index: in
             )
         now = store.snapshot("acp-tui: before reverting a hunk")
         plan = RewindPlan(now.commit, now, [], f"a hunk of {path}", checkpoints.session_id, turn)
-        result = RewindResult(undo=_keep_before(store, plan, now))
+        undo = _keep_before(store, plan, now)
+        result = RewindResult(undo=undo)
         mode = (store.entry(after, path) or ("100644", ""))[0]
         try:
             _write(root, path, text.encode("utf-8"), mode)
@@ -281,7 +282,7 @@ def revert_hunk(checkpoints: SessionCheckpoints, turn: int, path: str, index: in
             result.failed.append((path, _reason(error)))
         else:
             result.restored.append(path)
-        _keep_after(store, plan, result.undo)
+        _keep_after(store, plan, undo)
     return result
 
 
