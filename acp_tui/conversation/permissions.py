@@ -56,11 +56,7 @@ def without_asking(decision: Decision, request: m.PermissionRequest) -> Decision
 
 def answered_title(decision: Decision, request: m.PermissionRequest) -> str:
     """The line that says a request was answered by policy, and by which rule."""
-    allowed = decision.option_id is not None and any(
-        option.option_id == decision.option_id and (option.kind or "").startswith("allow")
-        for option in request.options
-    )
-    verb = "allowed" if allowed else "rejected"
+    verb = "allowed" if decision.allows(request) else "rejected"
     if decision.rule is not None:
         return f"{verb} by rule: {decision.rule.describe()}"
     return f"Permission answered: {decision.reason}"

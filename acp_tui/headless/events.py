@@ -59,6 +59,7 @@ class TextPrinter:
         option = answer.option_id or "cancelled"
         call = session.state.tool_calls.get(answer.tool_call_id or "")
         about = call.title if call is not None and call.title else answer.tool_call_id
+        about = about or "a request about no tool call"
         if unasked(answer.tool_call_id):
             about = f"{about} (the agent did not ask)"
         self._said(f"permission for {about}: {option} ({answer.reason})")

@@ -99,6 +99,13 @@ class Decision(msgspec.Struct, frozen=True):
     def ask(self) -> bool:
         return self.outcome == "ask"
 
+    def allows(self, request: PermissionRequest) -> bool:
+        """Whether the answer is one of `request`'s allow options."""
+        return self.outcome == "selected" and any(
+            option.option_id == self.option_id and option.kind.startswith("allow")
+            for option in request.options
+        )
+
     def response(self) -> PermissionResponse:
         """The answer to send; only for a decision that does not ask."""
         # Not at the top: the config reads rules from here, and the agent is spawned once the
@@ -156,8 +163,14 @@ class PermissionPolicy:
         where = Path(workspace) if workspace is not None else None
         rule = self.rule_for(kind, where)
         if rule is not None:
-            return _apply(rule.decision, request, f"rule: {rule.describe()}", rule)
-        return _apply(self.mode, request, f"--permission {self.mode}", None)
+            decision = _apply(rule.decision, request, f"rule: {rule.describe()}", rule)
+        else:
+            decision = _apply(self.mode, request, f"--permission {self.mode}", None)
+        if decision.allows(request) and _about_nothing(request):
+            # Allowing blind what the agent did not name is never a standing answer's to give.
+            reason = f"{decision.reason}, but the request names no tool call: the user decides"
+            return Decision("ask", reason, rule=decision.rule)
+        return decision
 
     def rule_for(self, kind: str | None, workspace: Path | None) -> Rule | None:
         """The rule that decides for this kind in this workspace, if any."""
@@ -195,6 +208,13 @@ class PermissionPolicy:
         except BaseException:
             Path(temp).unlink(missing_ok=True)
             raise
+
+
+def _about_nothing(request: PermissionRequest) -> bool:
+    """A request that names neither a tool call nor (v2) a command."""
+    return request.tool_call_update is None and (
+        request.subject is None or request.subject.type != "command"
+    )
 
 
 def _kind_of(request: PermissionRequest) -> str | None:

@@ -16,10 +16,7 @@ import msgspec
 
 from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import ContentBlock
-from acp_tui.protocol.jsonrpc import (
-    ConnectionClosed,
-    RpcError,
-)
+from acp_tui.protocol.jsonrpc import INVALID_PARAMS, ConnectionClosed, RpcError
 from acp_tui.protocol.updates import (
     ConfigOption,
     TurnUsage,
@@ -71,10 +68,12 @@ class PendingPermission(msgspec.Struct, eq=False):
         session); an answer after the turn moved on (cancelled) is ignored."""
         if self.future.done():
             return
-        self.future.set_result(response)
         outcome = response.outcome
         option_id = outcome.option_id if isinstance(outcome, m.SelectedOutcome) else None
         option = next((o for o in self.request.options if o.option_id == option_id), None)
+        if option_id is not None and option is None:
+            raise ValueError(f"{option_id!r} is not one of the options the agent offered")
+        self.future.set_result(response)
         # Whoever answered (the user, a rule, headless policy): a call left open after a
         # rejection is shown rejected when the turn ends, not merely cancelled.
         rejected = option is not None and option.kind.startswith("reject")
@@ -325,6 +324,14 @@ class Session:
         return pending
 
     async def request_permission(self, request: m.PermissionRequest) -> m.PermissionResponse:
+        ids = [option.option_id for option in request.options]
+        repeated = sorted({option_id for option_id in ids if ids.count(option_id) > 1})
+        if repeated:
+            # Whichever was meant, the answer would say both: refused before anyone sees it.
+            raise RpcError(
+                INVALID_PARAMS,
+                f"Invalid params: the options repeat the optionId {', '.join(repeated)}",
+            )
         pending = self.permission_asked(request)
         asked = not pending.done
         try:

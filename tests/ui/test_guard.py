@@ -126,3 +126,41 @@ async def test_a_write_the_agent_asked_about_is_asked_once(tmp_path: Path) -> No
         await wait_idle(app, pilot)
         assert answered(app) == "write e.txt: ok"
         assert asked == ["edit-1", "edit-2"]
+
+
+@asynccontextmanager
+async def odd_permissions(
+    tmp_path: Path, permission: str = "ask"
+) -> AsyncIterator[tuple[AcpApp, Pilot[int]]]:
+    app = demo_app(
+        demo_workspace(tmp_path / "workspace"),
+        tmp_path / "state",
+        argv=AGENTS["odd-permissions"].argv(),
+        permission=permission,
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        yield app, pilot
+
+
+async def test_a_request_with_no_option_says_so_and_esc_answers_only_it(tmp_path: Path) -> None:
+    async with odd_permissions(tmp_path) as (app, pilot):
+        await send(app, pilot, "no-options")
+        await wait_permission(app, pilot)
+        text = text_of(app.chat.query_one(PermissionPanel))
+        assert "The agent offered no choice.  esc answers it cancelled; the turn goes on" in text
+        await pilot.press("enter")  # nothing to choose: nothing happens
+        assert app.session is not None and app.session.pending_permissions
+        await pilot.press("escape")
+        await wait_idle(app, pilot)
+        assert answered(app) == "no-options: cancelled"
+        assert app.session.state.stop_reason == "end_turn"  # the turn was not cancelled
+
+
+async def test_a_request_about_no_tool_call_is_asked_even_under_allow(tmp_path: Path) -> None:
+    async with odd_permissions(tmp_path, "allow") as (app, pilot):
+        await send(app, pilot, "no-call")
+        await wait_permission(app, pilot)
+        await pilot.press("a")
+        await wait_idle(app, pilot)
+        assert answered(app) == "no-call: ok"

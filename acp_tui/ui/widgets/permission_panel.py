@@ -101,7 +101,7 @@ class PermissionPanel(Widget, can_focus=True):
         Binding("left,up,shift+tab", "move(-1)", "Previous option", show=False),
         Binding("right,down,tab", "move(1)", "Next option", show=False),
         Binding("enter", "choose_selected", "Choose", show=True),
-        Binding("escape", "skip_reason", "Skip", show=False),
+        Binding("escape", "escape", "Skip", show=False),
     ]
 
     DEFAULT_CSS = """
@@ -249,7 +249,7 @@ class PermissionPanel(Widget, can_focus=True):
         hints = [
             f"{OPTION_KEYS[kind]} {hint}" for kind, hint in OPTION_HINTS.items() if kind in offered
         ]
-        hints.append("←→ enter")
+        hints.append("←→ enter" if request.options else "esc answers cancelled")
         if subject.kind and any(self._option_for(current, decision) for decision in RULE_KEYS):
             hints.append("w/W rule for this workspace")
         self.border_subtitle = " · ".join(hints)
@@ -350,6 +350,11 @@ class PermissionPanel(Widget, can_focus=True):
                 label = f"always {decision} {kind} here"
                 rules.append(Content.assemble((f" {key} ", f"bold {style}"), (f" {label} ", "")))
         options = Content("   ").join(parts)
+        if not parts:
+            options = Content.assemble(
+                ("The agent offered no choice.", "bold $text-warning"),
+                "  esc answers it cancelled; the turn goes on",
+            )
         if rules:
             options = Content("\n").join([options, Content("   ").join(rules)])
         self.query_one(".permission--options", Static).update(options)
@@ -384,11 +389,16 @@ class PermissionPanel(Widget, can_focus=True):
         self.prune()
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # While the reason is typed, the keys are the line's; Escape skips it (and otherwise
-        # goes on to the screen, where it cancels the turn).
-        if action == "skip_reason":
-            return self._rejected is not None
+        # While the reason is typed, the keys are the line's; Escape skips it. A request with
+        # no option takes Escape as its answer; otherwise Escape goes on to the screen, where
+        # it cancels the turn.
+        if action == "escape":
+            return self._rejected is not None or self._choiceless(self.current)
         return self._rejected is None
+
+    @staticmethod
+    def _choiceless(pending: PendingPermission | None) -> bool:
+        return pending is not None and not pending.request.options
 
     def action_choose_kind(self, kind: str) -> None:
         current = self.current
@@ -459,7 +469,12 @@ class PermissionPanel(Widget, can_focus=True):
         event.stop()
         self._end_reason(event.value)
 
-    def action_skip_reason(self) -> None:
+    def action_escape(self) -> None:
+        current = self.current
+        if self._rejected is None and current is not None:
+            current.cancel()  # the agent offered no choice: `cancelled` is the only answer
+            self.prune()
+            return
         self._end_reason("")
 
     def _end_reason(self, text: str) -> None:

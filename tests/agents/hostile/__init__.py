@@ -72,6 +72,7 @@ AGENTS: dict[str, HostileAgent] = {
         HostileAgent("long-command", "long_command.py"),
         HostileAgent("polite", "polite.py"),
         HostileAgent("never-asks", "unasked.py"),
+        HostileAgent("odd-permissions", "odd_permissions.py"),
     ]
 }
 
