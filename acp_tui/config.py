@@ -60,7 +60,8 @@ DEFAULT_MAX_DOWNLOAD = 1 << 30
 # 1 KB = 1024 B, as acp-tui shows sizes.
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([KMGT])i?)?B", re.IGNORECASE)
 
-_TOP_KEYS = {"default_agent", "permission", "guard", "allow_paths", "agents", "max_download"}
+_SIZES = ("max_download", "max_line", "max_write")
+_TOP_KEYS = {"default_agent", "permission", "guard", "allow_paths", "agents", *_SIZES}
 _AGENT_KEYS = {
     "command",
     "args",
@@ -198,6 +199,10 @@ class Config(msgspec.Struct):
     allow_paths: list[Path] = msgspec.field(default_factory=list)
     max_download: int = DEFAULT_MAX_DOWNLOAD
     """Bytes."""
+    max_line: int | None = None
+    """The longest message taken from an agent, in bytes (None: the connection's default)."""
+    max_write: int | None = None
+    """The largest file write made for an agent, in bytes (None: the fs service's default)."""
     problems: list[ConfigProblem] = msgspec.field(default_factory=list)
 
     def agent(self, name: str | None = None, command: list[str] | None = None) -> AgentConfig:
@@ -324,11 +329,12 @@ class _Reader:
             config.allow_paths = self.paths(document.get("allow_paths"))
         except _Invalid as invalid:
             self.problem(str(invalid), invalid.line)
-        try:
-            if "max_download" in document:
-                config.max_download = self.max_download(document["max_download"])
-        except _Invalid as invalid:
-            self.problem(str(invalid), invalid.line)
+        for key in _SIZES:
+            try:
+                if key in document:
+                    setattr(config, key, self.size(document[key], key))
+            except _Invalid as invalid:
+                self.problem(str(invalid), invalid.line)
         agents = document.get("agents", {})
         if not isinstance(agents, dict):
             self.problem("`agents` must be a table: [agents.NAME]", self.locate.line((), "agents"))
@@ -350,14 +356,14 @@ class _Reader:
             return value
         raise _Invalid(f"`{key}` must be ask, allow or reject", self.locate.line(table, key))
 
-    def max_download(self, value: Any) -> int:
+    def size(self, value: Any, key: str) -> int:
         if isinstance(value, int) and not isinstance(value, bool) and value > 0:
             return value
         match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
         if match and float(match[1]) > 0:
             return int(float(match[1]) * 1024 ** "BKMGT".index((match[2] or "B").upper()))
-        line = self.locate.line((), "max_download")
-        raise _Invalid('`max_download` must be a number of bytes or a size like "500 MB"', line)
+        line = self.locate.line((), key)
+        raise _Invalid(f'`{key}` must be a number of bytes or a size like "500 MB"', line)
 
     def paths(self, value: Any) -> list[Path]:
         if value is None:

@@ -93,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         fs=not args.no_fs,
         terminal=not args.no_terminal,
         guard=config.guard if args.guard is None else args.guard == "on",
+        max_line=config.max_line,
+        max_write=config.max_write,
         allow_paths=[path.resolve() for path in [*args.allow_path, *config.allow_paths]],
         mcp_servers=agent.mcp_servers,
         providers=agent.providers,

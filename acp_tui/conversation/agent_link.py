@@ -37,6 +37,7 @@ from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.handshake import ProtocolMismatch
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import PendingPermission, Session
+from acp_tui.text import human_size
 from acp_tui.transport.launcher import LaunchError
 
 Listener = Callable[[Session, Change], None]
@@ -99,7 +100,7 @@ class AgentLink:
         front_end: FrontEnd,
         *,
         opening: Opening | None = None,
-        on_wire: Callable[[str, bytes], None] | None = None,
+        on_wire: Callable[[str, bytes | bytearray], None] | None = None,
         started: asyncio.Event | None = None,
     ) -> None:
         self.agent = agent
@@ -198,7 +199,7 @@ class AgentLink:
             decide_elicitation=self._decide_elicitation if front_end.answers_questions else None,
             on_problem=lambda message: front_end.inspect("problem", message),
             on_traffic=(
-                (lambda direction, line: traffic(direction, line.decode(errors="replace")))
+                (lambda direction, line: traffic(direction, _shown_line(line)))
                 if traffic is not None
                 else None
             ),
@@ -455,3 +456,15 @@ class AgentLink:
 
     async def _decide_elicitation(self, pending: PendingElicitation) -> None:
         await self.front_end.ask_question(pending)
+
+
+_SHOWN_TRAFFIC = 1 << 16
+"""How much of one line the traffic inspector gets: a big write is shown cut, not decoded and
+kept whole."""
+
+
+def _shown_line(line: bytes | bytearray) -> str:
+    if len(line) <= _SHOWN_TRAFFIC:
+        return line.decode(errors="replace")
+    start = line[:_SHOWN_TRAFFIC].decode(errors="replace")
+    return f"{start} … ({human_size(len(line))} in all)"

@@ -42,7 +42,9 @@ class ReadTextFileResponse(msgspec.Struct, rename="camel"):
 class WriteTextFileRequest(msgspec.Struct, rename="camel"):
     session_id: str
     path: str
-    content: str
+    content: msgspec.Raw
+    """The JSON string as sent: a write of hundreds of megabytes is decoded a piece at a time
+    as it is written (`acp_tui.services.json_string`), never whole."""
 
 
 # -- terminal/* -------------------------------------------------------------------------------
@@ -108,7 +110,7 @@ def decode_params(params: msgspec.Raw, params_type: type[T]) -> T:
     decoder = _decoders.get(params_type)
     if decoder is None:
         decoder = _decoders[params_type] = msgspec.json.Decoder(params_type)
-    raw = bytes(params) or b"null"
+    raw = params or b"null"  # not `bytes(params)`: a big write's content is never copied
     try:
         decoded: T = decoder.decode(raw)
         return decoded

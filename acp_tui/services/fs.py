@@ -48,7 +48,7 @@ import errno
 import hashlib
 import os
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 
@@ -61,10 +61,15 @@ from acp_tui.protocol.client_methods import (
     decode_params,
 )
 from acp_tui.protocol.jsonrpc import RESOURCE_NOT_FOUND, RpcError
-from acp_tui.text import git_style_diff
+from acp_tui.services.json_string import JsonString
+from acp_tui.text import git_style_diff, human_size
 from acp_tui.workspace import Workspace, fsync_directory, os_error, path_error, temp_name
 
 DEFAULT_MAX_READ_BYTES = 10 * 1024 * 1024
+DEFAULT_MAX_WRITE_BYTES = 32 * 1024 * 1024
+"""The largest write (its content as sent, escapes included) acp-tui makes for an agent
+(`max_write` in the config): far beyond any source file, short of what an agent's mistake
+should be allowed to put on disk."""
 """The most one `fs/read_text_file` returns: larger than any hand-written source file, small
 enough that a JSON line carrying it stays quick to send and to log."""
 
@@ -94,7 +99,8 @@ class WriteRecord(msgspec.Struct, frozen=True):
     path: Path
     existed: bool
     old_text: str | None
-    new_text: str
+    new_text: str | None
+    """None when too large to show (more than `DIFF_MAX_CHARS`)."""
     diff: str
     written: bool
     conflict: str | None = None
@@ -119,6 +125,10 @@ def _fingerprint(info: os.stat_result) -> tuple[int, int, int, int]:
     return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
 
+class _PathOnly(msgspec.Struct):
+    path: str = "?"
+
+
 class FileSystemService:
     """Serves `fs/read_text_file` and `fs/write_text_file` for one session's workspace."""
 
@@ -127,6 +137,7 @@ class FileSystemService:
         workspace: Workspace,
         *,
         max_read_bytes: int = DEFAULT_MAX_READ_BYTES,
+        max_write_bytes: int = DEFAULT_MAX_WRITE_BYTES,
         on_write: Callable[[WriteRecord], None] | None = None,
         missing_reads_empty: bool = False,
     ) -> None:
@@ -134,6 +145,7 @@ class FileSystemService:
         self.missing_reads_empty = missing_reads_empty
         """Answer a read of a missing file with "" (`acp_tui.session.quirks`), not `-32002`."""
         self.max_read_bytes = max_read_bytes
+        self.max_write_bytes = max_write_bytes
         self._on_write = on_write
         self._seen: dict[Path, _Seen] = {}
         self._write_lock = asyncio.Lock()
@@ -210,24 +222,27 @@ class FileSystemService:
     # -- fs/write_text_file -------------------------------------------------------------------
 
     async def write_text_file(self, params: msgspec.Raw) -> dict[str, Any]:
+        if len(params) > self.max_write_bytes:
+            # Refused before the content is decoded: a huge write costs no memory.
+            path = msgspec.json.decode(params, type=_PathOnly).path
+            raise path_error(
+                path,
+                "too_large",
+                f"the content for {path!r} is {human_size(len(params))}, more than acp-tui "
+                f"writes for an agent ({human_size(self.max_write_bytes)}, `max_write` in its "
+                "config); nothing was written",
+            )
         request = decode_params(params, WriteTextFileRequest)
         async with self._write_lock:
-            record, refusal = await asyncio.to_thread(self._write, request.path, request.content)
+            content = JsonString(request.content)
+            record, refusal = await asyncio.to_thread(self._write, request.path, content)
         if self._on_write is not None:
             self._on_write(record)
         if refusal is not None:
             raise refusal
         return {}
 
-    def _write(self, path: str, content: str) -> tuple[WriteRecord, RpcError | None]:
-        try:
-            data = content.encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise path_error(
-                path,
-                "bad_content",
-                f"the content for {path!r} is not valid Unicode (at character {exc.start})",
-            ) from None
+    def _write(self, path: str, content: JsonString) -> tuple[WriteRecord, RpcError | None]:
         resolved = self.workspace.resolve(path, for_write=True)
         dir_fd, name = self.workspace.open_parent(path, resolved, create=True)
         try:
@@ -235,7 +250,7 @@ class FileSystemService:
             conflict = self._conflict(path, old, self._seen.get(resolved))
             if conflict is None:
                 try:
-                    info = self._replace(path, resolved, dir_fd, name, data, old)
+                    info, digest = self._replace(path, resolved, dir_fd, name, content, old)
                 except _ChangedMeanwhile as exc:
                     conflict = str(exc)
         finally:
@@ -243,7 +258,7 @@ class FileSystemService:
         record = self._record(path, resolved, old, content, conflict)
         if conflict is not None:
             return record, path_error(path, "conflict", conflict, resolved=resolved)
-        self._seen[resolved] = _Seen(_fingerprint(info), hashlib.sha256(data).digest())
+        self._seen[resolved] = _Seen(_fingerprint(info), digest)
         return record, None
 
     def _load_old(self, path: str, resolved: Path, dir_fd: int, name: str) -> _Old | None:
@@ -292,13 +307,21 @@ class FileSystemService:
         )
 
     def _record(
-        self, path: str, resolved: Path, old: _Old | None, new_text: str, conflict: str | None
+        self,
+        path: str,
+        resolved: Path,
+        old: _Old | None,
+        content: JsonString,
+        conflict: str | None,
     ) -> WriteRecord:
         old_text = None
         if old is not None and old.data is not None:
             old_text = old.data.decode("utf-8", errors="replace")
+        new_text = content.whole() if len(content) <= DIFF_MAX_CHARS else None
         if old is not None and old_text is None:
             diff = f"(diff not shown: the old {path} is {old.info.st_size:,} bytes)\n"
+        elif new_text is None:
+            diff = f"(diff not shown: the new {path} is {human_size(len(content))})\n"
         else:
             diff = unified_diff(path, old_text, new_text)
         return WriteRecord(
@@ -312,17 +335,27 @@ class FileSystemService:
         )
 
     def _replace(
-        self, path: str, resolved: Path, dir_fd: int, name: str, data: bytes, old: _Old | None
-    ) -> os.stat_result:
-        """Atomically make `name` (in `dir_fd`) hold `data`; return the new file's metadata."""
+        self,
+        path: str,
+        resolved: Path,
+        dir_fd: int,
+        name: str,
+        content: JsonString,
+        old: _Old | None,
+    ) -> tuple[os.stat_result, bytes]:
+        """Atomically make `name` (in `dir_fd`) hold `content` in UTF-8; return the new file's
+        metadata and the hash of its bytes."""
+        digest = hashlib.sha256()
         try:
             # An existing file may be private: its new content must not be readable by others
             # before its mode is copied. A new file gets the usual mode (umask applies).
             fd, temp_name = _create_temp(dir_fd, name, 0o600 if old is not None else 0o666)
             try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view) :]
+                for data in _encoded(path, content):
+                    digest.update(data)
+                    view = memoryview(data)
+                    while view:
+                        view = view[os.write(fd, view) :]
                 if old is not None:
                     os.fchmod(fd, stat.S_IMODE(old.info.st_mode))
                     if (old.info.st_uid, old.info.st_gid) != (os.geteuid(), os.getegid()):
@@ -344,13 +377,31 @@ class FileSystemService:
         except OSError as exc:
             raise os_error(path, exc, resolved=resolved) from exc
         fsync_directory(dir_fd)
-        return info
+        return info, digest.digest()
+
+
+def _encoded(path: str, content: JsonString) -> Iterator[bytes]:
+    """A write's content in UTF-8, a piece at a time."""
+    at = 0
+    try:
+        for text in content.pieces():
+            try:
+                yield text.encode("utf-8")
+            except UnicodeEncodeError as exc:  # a lone surrogate, escaped in the JSON
+                at += exc.start
+                message = f"the content for {path!r} is not valid Unicode (at character {at})"
+                raise path_error(path, "bad_content", message) from None
+            at += len(text)
+    except msgspec.DecodeError as exc:
+        message = f"the content for {path!r} is not a valid JSON string: {exc}"
+        raise path_error(path, "bad_content", message) from None
 
 
 def unified_diff(path: str, old_text: str | None, new_text: str) -> str:
     """A unified diff of one file (`old_text` None: a new file), for the transcript."""
-    if old_text is not None and len(old_text) + len(new_text) > DIFF_MAX_CHARS:
-        return f"(diff not shown: {len(old_text):,} → {len(new_text):,} characters)\n"
+    if len(old_text or "") + len(new_text) > DIFF_MAX_CHARS:
+        old = "a new file" if old_text is None else f"{len(old_text):,}"
+        return f"(diff not shown: {old} → {len(new_text):,} characters)\n"
     diff = git_style_diff(old_text or "", new_text, "/dev/null" if old_text is None else path, path)
     if not diff and old_text is None:  # a new, empty file: still worth a line in the transcript
         return f"--- /dev/null\n+++ {path}\n"

@@ -67,8 +67,8 @@ class AgentClient:
         decide_elicitation: Callable[[PendingElicitation], Awaitable[None]] | None = None,
         services_factory: Callable[[Session], ClientServices] | None = build_services,
         on_problem: Callable[[str], None] | None = None,
-        on_traffic: Callable[[str, bytes], None] | None = None,
-        on_wire: Callable[[str, bytes], None] | None = None,
+        on_traffic: Callable[[str, bytes | bytearray], None] | None = None,
+        on_wire: Callable[[str, bytes | bytearray], None] | None = None,
         on_stderr: Callable[[bytes], None] | None = None,
     ) -> None:
         self.argv = argv
@@ -204,6 +204,8 @@ class AgentClient:
             typed_notifications=self.typed_notifications,
             explain_eof=self._explain_exit,
         )
+        if self.options.max_line is not None:
+            self.connection.max_line = self.options.max_line
         self._reader = asyncio.get_running_loop().create_task(self._read())
 
     async def _read(self) -> None:

@@ -78,25 +78,27 @@ def unasked(call_id: str | None) -> bool:
     return call_id is not None and call_id.startswith(OWN_CALLS)
 
 
-class _WriteSubject(msgspec.Struct):
+class _WritePath(msgspec.Struct):
     path: str = ""
+
+
+class _Write(_WritePath):
     content: str = ""
 
 
-SHOWN_WRITE_BYTES = 1 << 20
+_SHOWN_WRITE = 1 << 20
 """A write asked about shows as a diff up to this size (old and new); a larger one by its
 path alone."""
 
 
-def _diff(write: _WriteSubject) -> list[ToolCallContent]:
+def _diff(params: msgspec.Raw) -> list[ToolCallContent]:
     """What the unasked write would change, to show in the question: a diff against the file
     there (a regular file only: never open a FIFO or a device to show it)."""
-    if len(write.content) > SHOWN_WRITE_BYTES:
-        return []
+    write = msgspec.json.decode(params, type=_Write)
     old: str | None = None
     try:
         info = os.stat(write.path)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > SHOWN_WRITE_BYTES:
+        if not stat.S_ISREG(info.st_mode) or info.st_size > _SHOWN_WRITE:
             return []
         with open(write.path, encoding="utf-8", errors="replace") as file:
             old = file.read()
@@ -176,10 +178,10 @@ class Guard:
         if action == "write":
             if covered:
                 return await route(params)
-            write = msgspec.json.decode(params, type=_WriteSubject)
-            shown = _relative(write.path, session.client.options.cwd)
-            diff = await asyncio.to_thread(_diff, write)
-            return await self._asked(action, params, route, f"Write {shown}", diff, write.path)
+            path = msgspec.json.decode(params, type=_WritePath).path
+            shown = _relative(path, session.client.options.cwd)
+            diff = await asyncio.to_thread(_diff, params) if len(params) <= _SHOWN_WRITE else []
+            return await self._asked(action, params, route, f"Write {shown}", diff, path)
         if covered and _inside_a_tool_call(session.state):
             return await route(params)
         subject = msgspec.json.decode(params, type=_CommandSubject)

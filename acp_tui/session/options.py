@@ -38,6 +38,10 @@ class ClientOptions(msgspec.Struct):
     guard: bool = True
     """Whether a file write or a command the agent did not ask permission for is asked about
     (`acp_tui.session.guard`); off, it goes through as the agent sent it."""
+    max_line: int | None = None
+    """The longest message taken from the agent, in bytes (None: `Connection.max_line`)."""
+    max_write: int | None = None
+    """The largest file write made for the agent, in bytes (None: the fs service's default)."""
     allow_paths: list[Path] = msgspec.field(default_factory=list)
     """Directories outside the workspace the user lets agents read and write (`--allow-path`)."""
     mcp_servers: list[dict[str, Any]] = msgspec.field(default_factory=list)

@@ -354,8 +354,10 @@ def build_services(session: Session) -> ClientServices:
     workspace = Workspace([options.cwd], allowed=options.allow_paths)
     fs = None
     if options.fs:
+        limit = {"max_write_bytes": options.max_write} if options.max_write is not None else {}
         fs = FileSystemService(
             workspace,
+            **limit,
             on_write=session.file_written,
             missing_reads_empty=session.client.info.has_quirk(MISSING_FILE_READS_EMPTY),
         )

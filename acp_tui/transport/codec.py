@@ -30,6 +30,9 @@ _UNREADABLE = (ValueError, RecursionError)
 UTF-8 inside a string) are both `ValueError`s; JSON nested too deeply is a `RecursionError`."""
 
 
+Line = bytes | bytearray
+"""One line as read: bytes, or for a line of over a megabyte the buffer it was read into."""
+
 TypedNotifications = Mapping[str, tuple[Any, Callable[[Any], None]]]
 """Notifications a handler wants decoded straight into a type, by method: the hot path of a
 stream of updates decodes each line once, into its final type, instead of twice."""
@@ -101,7 +104,7 @@ def _lines_of(run: bytes) -> list[bytes]:
     return lines
 
 
-def _repair_text(line: bytes) -> Any:
+def _repair_text(line: Line) -> Any:
     """The JSON value of a line whose only fault is its text encoding, or UNSET."""
     try:
         return json.loads(line.decode("utf-8", errors="replace"))
@@ -109,6 +112,6 @@ def _repair_text(line: bytes) -> Any:
         return UNSET
 
 
-def _preview(line: bytes, limit: int = 200) -> str:
+def _preview(line: Line, limit: int = 200) -> str:
     text = line[:limit].decode("utf-8", errors="replace")
     return text + (f"… ({len(line):,} bytes)" if len(line) > limit else "")

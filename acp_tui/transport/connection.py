@@ -14,8 +14,10 @@ framed and decoded, bad input taken apart).
 from __future__ import annotations
 
 import asyncio
+import codecs
 import contextlib
 import json
+import re
 import sys
 from typing import Any
 
@@ -28,10 +30,13 @@ from acp_tui.protocol.jsonrpc import (
     INVALID_REQUEST,
     PARSE_ERROR,
     ConnectionClosed,
+    RequestId,
     RpcError,
 )
+from acp_tui.text import human_size
 from acp_tui.transport.codec import (
     _UNREADABLE,
+    Line,
     _decode_any,
     _decode_incoming,
     _error_line,
@@ -45,47 +50,84 @@ READ_SIZE = 1 << 18
 """Bytes asked of the pipe per read: large enough that a burst of small updates is framed in
 bulk, small enough to keep latency low."""
 
-MAX_LINE_BYTES = 256 * 1024 * 1024
-"""A line longer than this is dropped (and reported), not kept: far beyond any real diff,
-short of what would exhaust memory."""
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""By default, a line longer than this is dropped as it streams (and reported, and answered
+with an error if it was a request), never held whole: far beyond any real diff, short of what
+would exhaust memory (`max_line` in the config)."""
+
+_KEPT_OF_DROPPED = 1 << 16
+"""How much of each end of a dropped line is kept: enough to find a request's method and id,
+which may come before or after its params."""
+
+_VALIDATED_AT_ONCE = 1 << 20
+"""A longer line's UTF-8 is checked in pieces of this size: no copy of it as text."""
+
+_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
+_METHOD = re.compile(rb'"method"\s*:\s*"([^"\\]{1,200})"')
+_PARAMS = re.compile(rb'"(?:params|result|error)"\s*:')
+_LAST_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*}\s*$')
 
 
 class Connection(Peer):
     """A `Peer` over a pair of byte streams: it frames the lines the peer writes and
     decodes each one (the state it reads with is made in `Peer.__init__`)."""
 
+    max_line = MAX_LINE_BYTES
+    """The longest line taken; set on an instance to change it."""
+
     # -- receiving ----------------------------------------------------------------------------
 
     async def run(self) -> None:
         """Read and dispatch until the peer closes its end; then fail what is still pending."""
-        partial: list[bytes] = []
+        partial: list[bytes] = []  # the start of a line, in the pieces it came in
         partial_size = 0
-        dropping = False  # the rest of an oversized line is skipped up to its newline
+        long: bytearray | None = None  # a long line's start: grown in place, never joined
+        dropped: _Dropped | None = None  # an oversized line, skipped up to its newline
         try:
             while chunk := await self._reader.read(READ_SIZE):
-                end = chunk.rfind(b"\n") + 1
-                if not end:  # no line ends in this piece
-                    if dropping:
-                        continue
-                    # A long line arrives in pieces: join once, when its end is seen.
-                    partial.append(chunk)
-                    partial_size += len(chunk)
-                    if partial_size > MAX_LINE_BYTES:
-                        self._problem(f"dropped a line of over {MAX_LINE_BYTES:,} bytes")
-                        partial, partial_size, dropping = [], 0, True
+                first = chunk.find(b"\n") + 1
+                if not first:  # no line ends in this piece
+                    if dropped is not None:
+                        dropped.add(chunk)
+                    elif long is not None:
+                        long += chunk
+                        if len(long) > self.max_line:
+                            dropped, long = _Dropped.of(long), None
+                    else:
+                        partial.append(chunk)
+                        partial_size += len(chunk)
+                        if partial_size > _VALIDATED_AT_ONCE:
+                            long = bytearray().join(partial)
+                            partial, partial_size = [], 0
                     continue
-                lines = chunk[:end]
-                if dropping:
-                    lines = lines[lines.index(b"\n") + 1 :]
-                    dropping = False
+                if dropped is not None:
+                    dropped.add(chunk[: first - 1])
+                    self._refuse_dropped(dropped)
+                    dropped, chunk = None, chunk[first:]
+                elif long is not None:
+                    long += chunk[: first - 1]
+                    chunk = chunk[first:]
+                    if len(long) > self.max_line:
+                        self._refuse_dropped(_Dropped.of(long))
+                    else:
+                        self._receive_long(long)
+                    long = None
                 elif partial:
-                    lines = b"".join([*partial, lines])
+                    # A line that two reads cut: with the lines after it, as one run.
+                    chunk = b"".join([*partial, chunk])
+                    partial, partial_size = [], 0
+                end = chunk.rfind(b"\n") + 1
+                if end:
+                    self._receive_run(chunk[:end])
                 rest = chunk[end:]
                 partial, partial_size = ([rest], len(rest)) if rest else ([], 0)
-                self._receive_run(lines)
                 if self._transcript is not None:
                     self._transcript.flush()
-            if partial:
+            if dropped is not None:
+                self._refuse_dropped(dropped)
+            elif long is not None:
+                self._receive_long(long)
+            elif partial:
                 line = b"".join(partial)
                 if self._tap is not None:
                     self._tap("recv", line + b"\n")
@@ -153,8 +195,30 @@ class Connection(Peer):
         except Exception as exc:  # a bad notification must never stop the stream
             self._problem(f"could not handle a notification: {exc!r}")
 
-    def _receive_line(self, line: bytes) -> None:
-        line = line.strip()
+    def _receive_long(self, line: bytearray) -> None:
+        """A line of over a megabyte, read into one growing buffer: taken as it is (decoded
+        messages hold views of it), never copied whole, the tap's copy included."""
+        if self._tap is not None:
+            self._tap("recv", line)
+        self._receive_line(line)
+
+    def _refuse_dropped(self, dropped: _Dropped) -> None:
+        """An oversized line was skipped: said, recorded, and answered if it was a request."""
+        method, request_id = dropped.method_and_id()
+        what = f"a message of {human_size(dropped.size)}"
+        if method is not None:
+            what += f" ({method})"
+        limit = f"more than acp-tui takes ({human_size(self.max_line)}, `max_line` in its config)"
+        self._problem(f"dropped {what} from the agent: {limit}")
+        if self._transcript is not None:
+            self._transcript.record_unparsed(dropped.head[:_KEPT_OF_DROPPED], f"dropped: {limit}")
+        if method is not None and request_id is not None:
+            error = RpcError(INVALID_REQUEST, f"Invalid request: the message is {limit}")
+            self._spawn(self._send_error(request_id, error))
+
+    def _receive_line(self, line: bytes | bytearray) -> None:
+        if line[:1].isspace() or line[-1:].isspace():  # rare: a long line is not copied
+            line = line.strip()
         if not line:
             return
         if self._on_traffic is not None:
@@ -166,7 +230,7 @@ class Connection(Peer):
             message = _decode_incoming(line)
             # `params` and `result` stay raw, unchecked: bad UTF-8 in them would surface
             # later, in whoever decodes them; take the line apart here instead.
-            line.decode()
+            _check_utf8(line)
         except _UNREADABLE as exc:
             self._receive_undecodable(line, exc)
             return
@@ -174,7 +238,7 @@ class Connection(Peer):
             self._transcript.record("recv", line)
         self._dispatch(message, line)
 
-    def _receive_undecodable(self, line: bytes, exc: Exception) -> None:
+    def _receive_undecodable(self, line: Line, exc: Exception) -> None:
         what = "not JSON"
         try:
             value = _decode_any(line)
@@ -213,7 +277,7 @@ class Connection(Peer):
                 message = f"the agent answered {entry[1]} with a malformed response: {exc}"
                 entry[0].set_exception(RpcError(INTERNAL_ERROR, message))
 
-    def _receive_bad_text(self, line: bytes, value: Any) -> None:
+    def _receive_bad_text(self, line: Line, value: Any) -> None:
         """JSON whose text is not valid Unicode (bad UTF-8, lone surrogates). A request gets
         an error naming the problem; anything else is taken with the bad text replaced."""
         reason = "text that is not valid UTF-8"
@@ -231,7 +295,7 @@ class Connection(Peer):
             repaired = json.dumps(value, ensure_ascii=False).encode("utf-8", "replace")
             self._dispatch(_decode_incoming(repaired), repaired)
 
-    def _receive_batch(self, line: bytes) -> None:
+    def _receive_batch(self, line: Line) -> None:
         try:
             entries = msgspec.json.decode(line, type=list[msgspec.Raw])
         except _UNREADABLE as exc:
@@ -261,6 +325,54 @@ class Connection(Peer):
                 self._dispatch(message, raw)
         if invalid or serving:  # an all-notification batch gets no answer at all
             self._spawn(self._answer_batch(invalid, serving))
+
+
+def _check_utf8(line: Line) -> None:
+    """Raise `UnicodeDecodeError` unless `line` is UTF-8; a long one is checked in pieces,
+    never decoded whole."""
+    if len(line) <= _VALIDATED_AT_ONCE:
+        line.decode()
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(line)
+    for start in range(0, len(line), _VALIDATED_AT_ONCE):
+        decoder.decode(view[start : start + _VALIDATED_AT_ONCE])
+    decoder.decode(b"", final=True)
+
+
+class _Dropped:
+    """What is kept of a line too long to take: its size, its first and last bytes."""
+
+    def __init__(self) -> None:
+        self.size = 0
+        self.head = b""
+        self.tail = b""
+
+    @classmethod
+    def of(cls, start: bytes | bytearray) -> _Dropped:
+        dropped = cls()
+        dropped.add(start)
+        return dropped
+
+    def add(self, piece: bytes | bytearray) -> None:
+        self.size += len(piece)
+        if len(self.head) < _KEPT_OF_DROPPED:
+            self.head += piece[: _KEPT_OF_DROPPED - len(self.head)]
+        self.tail = (self.tail + piece[-_KEPT_OF_DROPPED:])[-_KEPT_OF_DROPPED:]
+
+    def method_and_id(self) -> tuple[str | None, RequestId]:
+        """The method and the id of the message, where they can be found in its ends: before
+        its params (as most peers write them), or the id last."""
+        head = self.head
+        params = _PARAMS.search(head)
+        before = head[: params.start()] if params else head
+        method = _METHOD.search(before)
+        found = _ID.search(before) or _LAST_ID.search(self.tail)
+        request_id: RequestId = None
+        if found is not None:
+            with contextlib.suppress(ValueError):
+                request_id = json.loads(found[1])
+        return (method[1].decode("utf-8", "replace") if method else None), request_id
 
 
 async def open_stdio() -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:

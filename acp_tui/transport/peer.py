@@ -28,6 +28,7 @@ from acp_tui.protocol.jsonrpc import (
 )
 from acp_tui.transport.codec import (
     CANCEL_REQUEST,
+    Line,
     TypedNotifications,
     _CancelRequest,
     _encode,
@@ -71,16 +72,17 @@ class Peer:
         *,
         transcript: Transcript | None = None,
         on_problem: Callable[[str], None] | None = None,
-        on_traffic: Callable[[str, bytes], None] | None = None,
-        tap: Callable[[str, bytes], None] | None = None,
+        on_traffic: Callable[[str, Line], None] | None = None,
+        tap: Callable[[str, Line], None] | None = None,
         typed_notifications: TypedNotifications | None = None,
         explain_eof: Callable[[], Awaitable[str]] | None = None,
     ) -> None:
         """`on_problem` hears of every line or message that could not be taken as it came;
         `on_traffic` sees every line both ways ("send"/"recv"), for a protocol inspector;
         `tap` gets the same lines in bulk (a read's worth at a time, as one run of lines each
-        ending in a newline), for consumers that must cost next to nothing per line (the live
-        protocol check); `explain_eof` says why the
+        ending in a newline; a line of over a megabyte alone, without its newline, not
+        copied), for consumers that must cost next to nothing per line (the live protocol
+        check); `explain_eof` says why the
         peer went away (e.g. its exit status), for the requests
         still waiting on it."""
         self._explain_eof = explain_eof
@@ -197,7 +199,7 @@ class Peer:
         with contextlib.suppress(ConnectionClosed):
             await self._send(b"[" + b",".join(answers) + b"]")
 
-    def _dispatch(self, message: Incoming, line: bytes) -> None:
+    def _dispatch(self, message: Incoming, line: Line) -> None:
         if message.is_notification and message.method == CANCEL_REQUEST:
             self._cancel_serving(message.params)
         elif message.is_notification:  # so it has a method (a notification with an `id` has not)
@@ -233,7 +235,7 @@ class Peer:
             self._stopped.add(task)
             task.cancel()
 
-    def _resolve(self, message: Incoming, line: bytes) -> None:
+    def _resolve(self, message: Incoming, line: Line) -> None:
         if message.id in self._withdrawn and message.id not in self._pending:
             del self._withdrawn[message.id]
             return  # the answer to a request we withdrew: due, and no longer wanted

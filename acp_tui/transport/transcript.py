@@ -31,11 +31,11 @@ class Transcript:
         except OSError as exc:
             self._fail(exc)
 
-    def record(self, direction: str, line: bytes) -> None:
+    def record(self, direction: str, line: bytes | bytearray) -> None:
         """Record one message exactly as sent or received (`line` is valid JSON, no newline)."""
         self._write(b'%s%.6f,"msg":%s}\n' % (_HEADS[direction], time.time(), line))
 
-    def record_unparsed(self, line: bytes, error: str) -> None:
+    def record_unparsed(self, line: bytes | bytearray, error: str) -> None:
         """Record a received line that was not a JSON-RPC message, for the user to see."""
         text = line.decode("utf-8", errors="replace")
         extra = msgspec.json.encode({"raw": text, "error": error})

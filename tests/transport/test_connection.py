@@ -248,13 +248,38 @@ async def test_bad_batches_are_answered(tmp_path: Path) -> None:
 async def test_a_line_over_the_cap_is_dropped_and_the_stream_goes_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("acp_tui.transport.connection.MAX_LINE_BYTES", 1024 * 1024)
+    monkeypatch.setattr(Connection, "max_line", 1024 * 1024)
     huge = notification("y" * (3 * 1024 * 1024))
     async with Peer(tmp_path, {"start": [huge, notification("after")]}) as peer:
         await wait_for(lambda: peer.recorder.notifications)
     texts = [p["update"]["content"]["text"] for _, p in peer.recorder.notifications]
     assert texts == ["after"]
-    assert any("dropped a line of over 1,048,576 bytes" in p for p in peer.recorder.problems)
+    assert peer.recorder.problems == [
+        "dropped a message of 3.0 MB (session/update) from the agent: more than acp-tui takes "
+        "(1.0 MB, `max_line` in its config)"
+    ]
+    [entry] = [e for e in peer.transcript_entries() if "error" in e]
+    assert entry["error"].startswith("dropped: more than acp-tui takes")
+
+
+@pytest.mark.parametrize("id_last", [False, True])
+async def test_a_request_over_the_cap_is_answered_with_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, id_last: bool
+) -> None:
+    """Its id found at either end, as peers write it before or after the params."""
+    monkeypatch.setattr(Connection, "max_line", 1024 * 1024)
+    params = {"sessionId": "s", "path": "/w/big.txt", "content": "z" * (2 * 1024 * 1024)}
+    request = {"jsonrpc": "2.0", "id": "w-1", "method": "fs/write_text_file", "params": params}
+    if id_last:
+        request["id"] = request.pop("id")
+    line = json.dumps(request)
+    async with Peer(tmp_path, {"start": [line, notification("after")]}) as peer:
+        await wait_for(lambda: peer.recorder.notifications)
+        await wait_for(peer.received)
+    assert not peer.recorder.requests  # never served
+    [answer] = peer.received()
+    assert answer["id"] == "w-1" and answer["error"]["code"] == -32600
+    assert "the message is more than acp-tui takes (1.0 MB" in answer["error"]["message"]
 
 
 @pytest.mark.parametrize("piece", [1, 7, 100, 333, 1 << 20])

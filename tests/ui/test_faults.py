@@ -89,6 +89,30 @@ class Ticker:
 # The floods run one at a time (on one worker): each keeps a core busy for many seconds.
 @pytest.mark.xdist_group("floods")
 @pytest.mark.timeout(300)
+async def test_a_200_mb_write_is_refused_as_it_streams_and_nothing_is_lost(
+    tmp_path: Path,
+) -> None:
+    """Over the line cap (64 MB): dropped as it arrives, the agent told; the draft, the
+    transcript and the conversation go on, and the user can see what happened (F12)."""
+    argv = AGENTS["big-write"].argv()
+    async with started(tmp_path, argv=argv, permission="allow") as (app, pilot):
+        prompt = await ask(app, pilot, "go")
+        await wait_until(pilot, lambda: finished(app), timeout=240)
+        assert message_texts(app)[-1].startswith(
+            "error -32600: Invalid request: the message is more than acp-tui takes (64.0 MB"
+        )
+        assert not (tmp_path / "workspace" / "big.txt").exists()
+        inspector = app.chat.query_one(Inspector)
+        assert any("dropped a message of 200.0 MB" in text for _, text in inspector._lines)
+        still_there(app, prompt)
+        prompt.clear()
+        await send(app, pilot, "again")
+        await wait_until(pilot, lambda: message_texts(app)[-1] == "still here")
+    assert len(read_transcript(tmp_path / "transcript.jsonl")) > 3
+
+
+@pytest.mark.xdist_group("floods")
+@pytest.mark.timeout(300)
 async def test_a_50_mb_line_arrives_whole_and_the_ui_stays_responsive(tmp_path: Path) -> None:
     async with started(tmp_path, argv=AGENTS["huge-line"].argv()) as (app, pilot):
         ticker = Ticker(app)

@@ -73,6 +73,7 @@ AGENTS: dict[str, HostileAgent] = {
         HostileAgent("polite", "polite.py"),
         HostileAgent("never-asks", "unasked.py"),
         HostileAgent("odd-permissions", "odd_permissions.py"),
+        HostileAgent("big-write", "big_write.py", ("200",)),
     ]
 }
 
