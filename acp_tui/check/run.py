@@ -1,64 +1,70 @@
-"""Running `acp-tui check`: `run_check` starts the agent several times in a scratch workspace
-(once per `initialize` offer, then once for a whole session) and returns a `Report` of
-`Finding`s."""
+"""Running `acp-tui check`: `run_check` starts the agent several times in a workspace (a
+scratch directory unless `--cwd`) and returns a `Report` of `Finding`s."""
 
 from __future__ import annotations
 
 import tempfile
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
-from acp_tui.check import DEFAULT_PROMPT
-from acp_tui.check.cases import (
-    CALL_TIMEOUT,
-    TURN_TIMEOUT,
-    Context,
-    Finding,
-    check_offer,
-    check_session,
-)
+from acp_tui.check.cases import check
+from acp_tui.check.context import Context, Finding, Options
+from acp_tui.check.handshake import Stop, Unsupported
+from acp_tui.check.probe import Tap
 
-OFFERS = (1, 2, 99)
+Outcome = Literal["passed", "failed", "stopped", "unsupported"]
 
 
 @dataclass
 class Report:
     agent: str
     argv: list[str]
-    version: int
-    prompt: str
+    options: Options
     findings: list[Finding] = field(default_factory=list)
+    stopped: str | None = None
+    """Why the run stopped at `initialize` (no usable answer)."""
+    unsupported: str | None = None
+    """Why nothing of the version under test could be checked (the agent answered an older
+    one, or refused it)."""
+
+    @property
+    def version(self) -> int:
+        return self.options.version
 
     @property
     def passed(self) -> bool:
-        """Whether every MUST holds."""
-        return not any(finding.breaks_must for finding in self.findings)
+        """Whether every MUST holds (of a version the agent speaks)."""
+        return self.outcome == "passed"
+
+    @property
+    def outcome(self) -> Outcome:
+        if self.stopped is not None:
+            return "stopped"
+        if self.unsupported is not None:
+            return "unsupported"
+        return "failed" if any(f.breaks_must for f in self.findings) else "passed"
 
 
 async def run_check(
-    argv: list[str],
-    *,
-    version: int = 1,
-    prompt: str = DEFAULT_PROMPT,
-    env: dict[str, str] | None = None,
-    auth: str | None = None,
-    call_timeout: float = CALL_TIMEOUT,
-    turn_timeout: float = TURN_TIMEOUT,
+    argv: list[str], options: Options | None = None, tap: Tap | None = None
 ) -> Report:
-    with tempfile.TemporaryDirectory(prefix="acp-tui-check-") as scratch:
-        workspace = Path(scratch).resolve()
-        (workspace / "README.md").write_text("# A scratch workspace for acp-tui check\n")
-        ctx = Context(
-            list(argv),
-            workspace,
-            version,
-            prompt,
-            dict(env or {}),
-            auth,
-            call_timeout=call_timeout,
-            turn_timeout=turn_timeout,
-        )
-        for offered in OFFERS:
-            await check_offer(ctx, offered)
-        await check_session(ctx)
-    return Report(ctx.agent, list(argv), version, prompt, ctx.findings)
+    options = options or Options()
+    with ExitStack() as stack:
+        if options.cwd is not None:
+            workspace = options.cwd.resolve()
+        else:
+            scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="acp-tui-check-"))
+            workspace = Path(scratch).resolve()
+            (workspace / "README.md").write_text("# A scratch workspace for acp-tui check\n")
+        ctx = Context(list(argv), workspace, options, tap or Tap())
+        report = Report(ctx.agent, list(argv), options, ctx.findings)
+        try:
+            await check(ctx)
+        except Stop as stop:
+            report.stopped = str(stop)
+        except Unsupported as unsupported:
+            report.unsupported = str(unsupported)
+        report.agent = ctx.agent
+    return report

@@ -9,11 +9,12 @@ beyond the standard library and `acp_tui.session.options`: it runs before the fi
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from pathlib import Path
 
 from acp_tui import __version__
-from acp_tui.check import CALL_TIMEOUT, DEFAULT_PROMPT, TURN_TIMEOUT
+from acp_tui.check import CALL_TIMEOUT, DEFAULT_PROMPT, LONG_PROMPT, TOOL_PROMPT, TURN_TIMEOUT
 from acp_tui.session.options import SUPPORTED_VERSIONS
 
 SUBCOMMANDS = {
@@ -30,12 +31,22 @@ SUBCOMMANDS = {
 
 
 def split_agent_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
-    """Our arguments before `--`, the agent's command after it."""
+    """Our arguments before `--`, the agent's command after it (`as_typed`)."""
     args = list(argv)
     if "--" in args:
         cut = args.index("--")
-        return args[:cut], args[cut + 1 :]
+        return args[:cut], as_typed(args[cut + 1 :])
     return args, []
+
+
+def as_typed(command: list[str]) -> list[str]:
+    """The agent's command with its program, when a relative path (`./agents/mine.sh`), made
+    absolute from the directory acp-tui was started in, where the user typed it, as a shell
+    would: not from the workspace (`--cwd`) the agent runs in, nor the scratch one of `check`.
+    A bare name is left for PATH; the arguments are the agent's business."""
+    if not command or os.sep not in command[0] or os.path.isabs(command[0]):
+        return command
+    return [os.path.abspath(command[0]), *command[1:]]
 
 
 def build_parser(*, subcommands: bool = True) -> argparse.ArgumentParser:
@@ -45,7 +56,7 @@ def build_parser(*, subcommands: bool = True) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="acp-tui",
         usage="acp-tui [options] [-p PROMPT ...] [-- AGENT COMMAND ...]\n"
-        "       acp-tui SUBCOMMAND [options]   (each takes --help)",
+        f"       acp-tui {{{'|'.join(SUBCOMMANDS)}}} [options]   (each takes --help)",
         description="A terminal client for AI coding agents that speak the Agent Client "
         "Protocol. Without an agent command it runs the configured default agent, or the "
         "built-in demo agent.",
@@ -70,10 +81,23 @@ def wants_subcommands(ours: Sequence[str]) -> bool:
     return bool(ours) and (ours[0] in SUBCOMMANDS or any(a in ("-h", "--help") for a in ours))
 
 
+def not_a_subcommand(ours: Sequence[str]) -> str | None:
+    """What is wrong with a first argument that is neither an option nor a subcommand (a
+    misspelt subcommand, a prompt without -p); None when there is none."""
+    if not ours or ours[0].startswith("-") or ours[0] in SUBCOMMANDS:
+        return None
+    return (
+        f"{ours[0]!r} is not a subcommand (they are: {', '.join(SUBCOMMANDS)}); "
+        "a prompt goes after -p"
+    )
+
+
 def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--version", action="version", version=f"acp-tui {__version__}")
     parser.add_argument(
-        "--cwd", type=Path, default=Path.cwd(), help="the workspace (default: here)"
+        "--cwd",
+        type=Path,
+        help="the workspace (default: here; the demo agent's: a folder of its own)",
     )
     parser.add_argument(
         "-p",
@@ -222,7 +246,9 @@ def _agents(parser: argparse.ArgumentParser) -> None:
 def _sessions(parser: argparse.ArgumentParser) -> None:
     parser.usage = "acp-tui sessions [--agent NAME] [--cwd DIR] [--all] [-- AGENT COMMAND ...]"
     parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
-    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the workspace")
+    parser.add_argument(
+        "--cwd", type=Path, help="the workspace (default: here; the demo agent's: its own)"
+    )
     parser.add_argument(
         "--all",
         action="store_true",
@@ -240,23 +266,52 @@ def _agent_to_ask(parser: argparse.ArgumentParser) -> None:
     """`logout` and `providers`: which agent to start, and where."""
     parser.usage = f"{parser.prog} [--agent NAME] [--cwd DIR] [-- AGENT COMMAND ...]"
     parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
-    parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="where to start it")
+    parser.add_argument(
+        "--cwd", type=Path, help="where to start it (default: here; the demo agent: its own)"
+    )
 
 
 def _check(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
-        "acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] [--prompt TEXT] "
-        "[--auth METHOD_ID] -- AGENT COMMAND ..."
+        "acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] [--transcript FILE] "
+        "[--verbose] [--prompt TEXT] [--long-prompt TEXT] [--tool-prompt TEXT] "
+        "[--auth METHOD_ID] [--mode MODE] [--cwd DIR] [--env NAME=VALUE] -- AGENT COMMAND ..."
     )
     parser.add_argument("--protocol-version", type=int, choices=(1, 2), default=1)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")
     parser.add_argument(
-        "--prompt",
-        default=DEFAULT_PROMPT,
-        help="the prompt of the cases that need a model (a prompt turn, a cancel mid-turn)",
+        "--transcript", type=Path, metavar="FILE", help="write every line both ways (JSON lines)"
+    )
+    parser.add_argument(
+        "--verbose", action="store_true", help="show every line both ways on stderr as it goes"
+    )
+    parser.add_argument(
+        "--prompt", default=DEFAULT_PROMPT, help="the prompt turn's prompt (needs a model)"
+    )
+    parser.add_argument(
+        "--long-prompt",
+        default=LONG_PROMPT,
+        metavar="TEXT",
+        help="what the cancel case sends: something that takes long to answer",
+    )
+    parser.add_argument(
+        "--tool-prompt",
+        default=TOOL_PROMPT,
+        metavar="TEXT",
+        help="what the permission cases send: something that asks before a tool runs "
+        "({cwd} is the workspace)",
     )
     parser.add_argument("--auth", metavar="METHOD_ID", help="sign in with this method first")
+    parser.add_argument("--mode", metavar="MODE", help="put each new session in this mode first")
+    parser.add_argument("--cwd", type=Path, help="the workspace (default: a scratch directory)")
+    parser.add_argument(
+        "--env",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set in the agent's environment (repeatable)",
+    )
     parser.add_argument(
         "--call-timeout",
         type=float,
