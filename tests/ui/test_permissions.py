@@ -20,17 +20,18 @@ from acp_tui.session.state import Message
 from acp_tui.ui import key_guard
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.key_guard import KeyGuard
-from acp_tui.ui.widgets.permission_panel import PermissionPanel, asks_for_reason
+from acp_tui.ui.widgets.permission_panel import PermissionPanel, asks_for_reason, option_keys
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.support import TEST_AGENTS
 from tests.support.pilot import send, wait_idle, wait_permission, wait_until
-from tests.support.ui import started_app
+from tests.support.ui import message_texts, started_app
 
 REJECTING_AGENT = [
     sys.executable,
     str(TEST_AGENTS / "rejecting_agent.py"),
 ]
+REAL_SHAPES = [sys.executable, str(TEST_AGENTS / "real_shapes.py")]
 OPTIONS = [
     m.PermissionOption("yes", "Allow once", "allow_once"),
     m.PermissionOption("no", "Reject", "reject_once"),
@@ -334,3 +335,36 @@ async def test_a_dialog_opening_under_a_short_transcript_keeps_its_end_in_view(
         await pilot.pause(0.2)
         assert transcript.max_scroll_y > 0  # it no longer fits
         assert transcript.following and transcript.scroll_y == transcript.max_scroll_y
+
+
+# -- a key for every option -------------------------------------------------------------------
+
+
+def test_each_option_has_a_key_of_its_own() -> None:
+    def option(kind: str) -> m.PermissionOption:
+        return m.PermissionOption(kind, kind, kind)
+
+    kinds = ["allow_always", "allow_always", "allow_once", "reject_once", "reject_once", "x"]
+    assert option_keys([option(kind) for kind in kinds]) == ["A", "2", "a", "r", "5", "6"]
+    assert option_keys([option("x")] * 10)[-2:] == ["9", ""]  # the tenth: arrows and Enter
+
+
+async def test_options_of_one_kind_each_have_their_own_key(tmp_path: Path) -> None:
+    """Claude's request to leave plan mode offers three ways to allow always: the first
+    is A, the others their number, each shown beside it, and each key answers its own."""
+    async with started_app(tmp_path, argv=REAL_SHAPES) as (app, pilot):
+        for key, answer in (("2", "exit-plan-auto"), ("A", "exit-plan-clear-auto")):
+            await send(app, pilot, "exit-plan")
+            await wait_permission(app, pilot)
+            shown = str(panel_of(app).query_one(".permission--options").render())
+            for option_key, name in (
+                ("A", "Yes, clear context (12% used) and use auto mode"),
+                ("2", "Yes, and use auto mode"),
+                ("3", "Yes, and bypass permissions"),
+                ("a", "Yes, manually approve edits"),
+                ("r", "No, keep planning"),
+            ):
+                assert f" {option_key}  {name} " in shown
+            await pilot.press(key)
+            await wait_idle(app, pilot)
+            assert message_texts(app)[-1] == f"exit-plan: {answer}"

@@ -40,6 +40,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("a  A", "allow once / always"),
             ("r  R", "reject once / always"),
+            ("1 … 9", "the option of that number, shown"),
             ("w  W", "rule: always allow / reject"),
             ("← → enter", "pick an option"),
         ],

@@ -12,6 +12,7 @@ prompt, before anything else queued, once the turn is over.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -39,6 +40,7 @@ if TYPE_CHECKING:
     from acp_tui.session.session import PendingPermission, Session
 
 OPTION_KEYS = {"allow_once": "a", "allow_always": "A", "reject_once": "r", "reject_always": "R"}
+"""The key of the first option of each kind."""
 OPTION_HINTS = {
     "allow_once": "allow",
     "allow_always": "always",
@@ -58,6 +60,20 @@ RULE_ANSWERS = {"allow": ("allow_once", "allow_always"), "reject": ("reject_once
 FEEDBACK_WORDS = ("feedback", "differently", "instead", "reason", "tell ")
 """Words in an option's name that invite the user to say more (Codex's "No, provide feedback",
 "No, and tell Codex what to do differently")."""
+
+
+def option_keys(options: Sequence[m.PermissionOption]) -> list[str]:
+    """Each option's own key: its kind's letter (`OPTION_KEYS`) for the first option of that
+    kind, else its number. Claude offers several options of one kind (to leave plan mode: three
+    ways to allow always), and one key must not stand for two of them. A tenth option on has
+    no key: arrows and Enter reach it."""
+    keys: list[str] = []
+    for index, option in enumerate(options):
+        key = OPTION_KEYS.get(option.kind, "")
+        if not key or key in keys:
+            key = str(index + 1) if index < 9 else ""
+        keys.append(key)
+    return keys
 
 
 def asks_for_reason(option: m.PermissionOption) -> bool:
@@ -329,8 +345,8 @@ class PermissionPanel(Widget, can_focus=True):
         if current is None:
             return
         parts: list[Content] = []
-        for index, option in enumerate(current.request.options):
-            key = OPTION_KEYS.get(option.kind, str(index + 1) if index < 9 else "")
+        offered = current.request.options
+        for index, (option, key) in enumerate(zip(offered, option_keys(offered), strict=True)):
             style = OPTION_STYLES.get(option.kind, "$foreground")
             label = option.name or option.kind or option.option_id
             if index == self.selected:
@@ -404,9 +420,10 @@ class PermissionPanel(Widget, can_focus=True):
         current = self.current
         if current is None:
             return
-        option = next((o for o in current.request.options if o.kind == kind), None)
-        if option is not None:
-            self._answer(option.option_id)
+        options = current.request.options
+        keys = option_keys(options)
+        if OPTION_KEYS[kind] in keys:
+            self._answer(options[keys.index(OPTION_KEYS[kind])].option_id)
 
     def action_save_rule(self, decision: str) -> None:
         current = self.current
@@ -439,7 +456,7 @@ class PermissionPanel(Widget, can_focus=True):
             return  # the reason's line takes what it takes; Escape is a binding
         if self.guard.intercept(event):
             return
-        # Options without a known kind answer to their number.
+        # Any option answers to its number (the one shown, when it has no letter of its own).
         current = self.current
         if current is None or not event.character or not event.character.isdigit():
             return
