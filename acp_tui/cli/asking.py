@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from acp_tui.cli.printing import config, warn
+from acp_tui.cli.workspace import workspace_for
 from acp_tui.config import AgentConfig, ConfigError
 from acp_tui.session.client import AgentClient
 from acp_tui.session.options import ClientOptions
@@ -19,10 +20,11 @@ def agent_to_ask(
     """The agent `--agent` (or the command after `--`) names, and where to start it; None,
     after saying why, for an agent the config does not have."""
     try:
-        return config().agent(args.agent, agent_command), args.cwd.resolve()
+        agent = config().agent(args.agent, agent_command)
     except ConfigError as error:
         warn(str(error))
         return None
+    return agent, workspace_for(agent, args.cwd)
 
 
 def bare_client(agent: AgentConfig, cwd: Path, *, routed: bool = False) -> AgentClient:

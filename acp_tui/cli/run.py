@@ -16,7 +16,13 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from acp_tui.cli.parser import build_parser, split_agent_command, wants_subcommands
+from acp_tui.cli.parser import (
+    build_parser,
+    not_a_subcommand,
+    split_agent_command,
+    wants_subcommands,
+)
+from acp_tui.cli.workspace import workspace_for
 from acp_tui.config import (
     AgentConfig,
     ConfigError,
@@ -40,6 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for arg in ours:
         if not _utf8(arg):  # a prompt typed in another encoding: JSON cannot carry it
             parser.error(f"{os.fsencode(arg)!r} is not valid UTF-8 text")
+    if (wrong := not_a_subcommand(ours)) is not None:
+        parser.error(wrong)
     args = parser.parse_args(ours)
     if args.subcommand is not None:
         subcommand = importlib.import_module(f"acp_tui.cli.{args.subcommand}")
@@ -88,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model=args.model,
     )
     client_options = ClientOptions(
-        cwd=args.cwd.resolve(),
+        cwd=workspace_for(agent, args.cwd),
         protocol_version=args.protocol_version,
         fs=not args.no_fs,
         terminal=not args.no_terminal,

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from acp_tui.cli.asking import bare_client
 from acp_tui.cli.printing import config, print_table, warn, when
+from acp_tui.cli.workspace import workspace_for
 from acp_tui.config import AgentConfig, ConfigError
 from acp_tui.conversation.opening import SessionEntry, list_sessions
 from acp_tui.protocol.jsonrpc import RpcError
@@ -43,7 +44,7 @@ async def _sessions(args: argparse.Namespace, agent_command: list[str]) -> int:
         except ConfigError as error:
             warn(str(error))
             return 2
-        workspace = args.cwd.resolve()
+        workspace = workspace_for(agent, args.cwd)
         entries = await _agent_sessions(agent, workspace, store)
     finally:
         if store is not None:

@@ -8,8 +8,10 @@ otherwise non-zero with a one-line reason on stderr.
 from __future__ import annotations
 
 import asyncio
+import shlex
 import signal
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
@@ -183,9 +185,16 @@ class HeadlessRun(FrontEnd):
             changes = end.changes
             if changes is not None and changes.files and self.text is not None:
                 session_id = conversation.session.id if conversation.session else ""
+                # Not here (the demo agent's own folder, --cwd): the command says where.
+                workspace = conversation.workspace
+                where = (
+                    ""
+                    if workspace == Path.cwd().resolve()
+                    else f" --cwd {shlex.quote(str(workspace))}"
+                )
                 self._warn(
                     f"turn {changes.turn}: {changes.summary()} "
-                    f"(acp-tui changes {session_id} --turn {changes.turn})"
+                    f"(acp-tui changes {session_id} --turn {changes.turn}{where})"
                 )
             if self.text is not None:
                 self.text.end_turn()

@@ -421,10 +421,15 @@ def describe_answer(
         return f"Not answered: {about}", None
     if pending.mode == "url":
         return f"You opened {url_host(pending.request.url or '')}: {about}", pending.request.url
+    content = response.content or {}
+    if pending.form.fields and not content:
+        # Sent with nothing ticked or typed (every field optional, as Claude's questions are):
+        # the agent takes it as skipped, and "You answered" would say otherwise.
+        return f"You left it unanswered: {about}", None
     lines = [
-        f"{form_field.title}: {_shown(form_field, (response.content or {})[form_field.name])}"
+        f"{form_field.title}: {_shown(form_field, content.get(form_field.name, []))}"
         for form_field in pending.form.fields
-        if form_field.name in (response.content or {})
+        if form_field.name in content or form_field.kind == "choices"
     ]
     return f"You answered: {about}", "\n".join(lines) or None
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from acp_tui.text import shorten
 from acp_tui.transport.head_start import HeadStart, environment, kill_unused, spawn
 
 STDERR_KEEP_BYTES = 256 * 1024
@@ -153,6 +154,24 @@ def _resolve(future: asyncio.Future[Any], value: Any) -> None:
         future.set_result(value)
 
 
+def not_found(program: str, cwd: Path, env: Mapping[str, str]) -> str:
+    """Why `program` could not be started, saying where it was looked for: the path it names
+    (a relative one from `cwd`, as the system takes it), else every directory of PATH."""
+    if os.sep not in program:
+        path = env.get("PATH", os.defpath)
+        return f"agent command not found: {program} (looked in PATH: {shorten(path, 400)})"
+    where = os.path.join(cwd, program)
+    if os.path.isfile(where):  # there: what is missing is the interpreter its `#!` names
+        try:
+            with open(where, "rb") as script:
+                first = script.readline(200).decode(errors="replace").strip()
+        except OSError:
+            first = ""
+        interpreter = f" ({first[2:].strip()})" if first.startswith("#!") else ""
+        return f"cannot start {where}: its interpreter{interpreter} was not found"
+    return f"agent command not found: {where}"
+
+
 class AgentProcess:
     def __init__(
         self,
@@ -187,9 +206,10 @@ class AgentProcess:
             except FileNotFoundError as exc:
                 if not cwd.is_dir():  # Popen says the same of a missing directory
                     raise LaunchError(f"the workspace is not a directory: {cwd}") from exc
-                raise LaunchError(f"agent command not found: {argv[0]}") from exc
+                raise LaunchError(not_found(argv[0], cwd, full_env)) from exc
             except PermissionError as exc:
-                raise LaunchError(f"agent command is not executable: {argv[0]}") from exc
+                program = os.path.join(cwd, argv[0]) if os.sep in argv[0] else argv[0]
+                raise LaunchError(f"agent command is not executable: {program}") from exc
             except (OSError, ValueError) as exc:  # ValueError: a NUL byte, a name with '='
                 raise LaunchError(f"cannot start {shlex.join(argv)}: {exc}") from exc
         try:

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from acp_tui.demo.questions import ASK_FORM
+from acp_tui.protocol import methods as m
 from acp_tui.protocol.content import text_block
 from acp_tui.session.client import AgentClient
 from acp_tui.session.elicitation import (
@@ -21,6 +22,7 @@ from acp_tui.session.elicitation import (
     PendingElicitation,
     check_answer,
     check_answers,
+    describe_answer,
     initial_value,
     parse_form,
     url_host,
@@ -168,6 +170,26 @@ def test_url_warnings_flag_what_deserves_a_second_look() -> None:
     )
     assert any("bare IP address" in w for w in url_warnings("https://10.0.0.1/login"))
     assert url_warnings("javascript:alert(1)")[0].startswith("it is not a web address")
+
+
+async def test_an_answer_with_nothing_picked_says_so() -> None:
+    """Claude's multi-select question with its "Other" text: nothing ticked, nothing typed is
+    not "You answered"; a multi-select left empty beside another answer reads "none"."""
+    caches = {"type": "array", "title": "Caches", "items": {"enum": ["redis", "memcached"]}}
+    schema = {"properties": {"q": caches, "other": {"type": "string", "title": "Other"}}}
+    request = m.ElicitationRequest("form", "Which caches?", "s", requested_schema=schema)
+    future = asyncio.get_running_loop().create_future()
+    pending = PendingElicitation(request, future, parse_form(schema))
+
+    def described(content: dict[str, Any]) -> tuple[str, str | None]:
+        return describe_answer(pending, m.ElicitationResponse("accept", content))
+
+    assert described({}) == ("You left it unanswered: Which caches?", None)
+    assert described({"other": "a dict"}) == (
+        "You answered: Which caches?",
+        "Caches: none\nOther: a dict",
+    )
+    assert described({"q": ["redis"]}) == ("You answered: Which caches?", "Caches: redis")
 
 
 # -- with the demo agent, over real pipes ------------------------------------------------------

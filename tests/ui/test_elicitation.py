@@ -5,18 +5,20 @@ a URL opened with consent and completed."""
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Input, SelectionList
 
 from acp_tui.session.state import Notice
 from acp_tui.ui import key_guard
-from acp_tui.ui.widgets.elicitation_panel import ElicitationPanel
+from acp_tui.ui.widgets.elicitation_panel import ChoiceSet, ElicitationPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_header import SessionHeader
+from tests.support import TEST_AGENTS
 from tests.support.pilot import send, wait_idle, wait_question, wait_until
 from tests.support.ui import message_texts, started_app
 
@@ -147,3 +149,42 @@ async def test_keys_typed_as_the_question_opens_stay_in_the_draft(
         assert app.focused is name and name.value == ""
         await pilot.press("x")
         assert name.value == "x" and prompt.text == "and th"
+
+
+REAL_SHAPES = [sys.executable, str(TEST_AGENTS / "real_shapes.py")]
+
+
+async def test_enter_on_a_choice_answers_a_question_of_one_choice(run: Run) -> None:
+    """Claude's AskUserQuestion with one question: a single choice and its optional "Other"
+    text. Enter on a choice sends it; in a longer form it moves on to the next field."""
+    async with run(argv=REAL_SHAPES) as (app, pilot):
+        await send(app, pilot, "ask-one")
+        await wait_question(app, pilot)
+        panel = app.chat.query_one(ElicitationPanel)
+        assert isinstance(app.focused, ChoiceSet)
+        assert panel.border_subtitle.startswith("↑↓ enter answers")
+        await pilot.press("down", "enter")
+        await wait_idle(app, pilot)
+        assert message_texts(app)[-1] == 'ask-one: accept {"question_0": "Memcached"}'
+        assert ("answer", "You answered: Which cache should I use?") in notices(app)
+        assert app.chat.query_one(PromptInput).has_focus
+
+    async with run() as (app, pilot):
+        await send(app, pilot, "ask")
+        await wait_question(app, pilot)
+        await pilot.press(*"my-app", "tab", "down", "enter")  # Rust, then the next field
+        await pilot.pause()
+        assert isinstance(app.focused, SelectionList)
+        assert app.chat.query_one(ElicitationPanel).current is not None  # not sent yet
+
+
+async def test_a_multi_select_sent_with_nothing_ticked_is_not_an_answer(run: Run) -> None:
+    async with run(argv=REAL_SHAPES) as (app, pilot):
+        await send(app, pilot, "ask-many")
+        await wait_question(app, pilot)
+        assert isinstance(app.focused, SelectionList)
+        await pilot.press("enter")  # ticks the first; nothing is sent yet
+        await pilot.press("enter", "ctrl+s")  # and unticks it
+        await wait_idle(app, pilot)
+        assert message_texts(app)[-1] == "ask-many: accept {}"
+        assert ("answer", "You left it unanswered: Which caches should I set up?") in notices(app)

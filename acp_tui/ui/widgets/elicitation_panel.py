@@ -31,6 +31,7 @@ from textual.widgets import (
 
 from acp_tui.session.elicitation import (
     Entered,
+    Form,
     FormField,
     PendingElicitation,
     check_answers,
@@ -39,6 +40,33 @@ from acp_tui.session.elicitation import (
     url_warnings,
 )
 from acp_tui.ui.key_guard import KeyGuard
+
+
+class ChoiceSet(RadioSet):
+    """A single-choice field: Enter picks the highlighted choice and says so (`Chosen`), to
+    answer a question that asks only that; Space just picks it."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("enter", "choose", "Choose", show=False)]
+
+    class Chosen(Message):
+        """Enter picked the choice at `index`."""
+
+        def __init__(self, index: int) -> None:
+            super().__init__()
+            self.index = index
+
+    def action_choose(self) -> None:
+        index = self._selected  # the highlighted choice, which RadioSet keeps to itself
+        if index is not None:
+            self.action_toggle_button()  # shown picked (a picked choice stays picked)
+            self.post_message(self.Chosen(index))
+
+
+def answers_on_enter(form: Form) -> bool:
+    """Whether Enter on a choice sends the form: it asks one single choice, and whatever else
+    it has may be left empty (Claude's question with its optional "Other" answer)."""
+    choices = [f for f in form.fields if f.kind == "choice"]
+    return len(choices) == 1 and not any(f.required for f in form.fields if f is not choices[0])
 
 
 class ElicitationPanel(Vertical, can_focus=True):
@@ -81,6 +109,13 @@ class ElicitationPanel(Vertical, can_focus=True):
         width: auto; min-width: 30; max-width: 80; height: auto; max-height: 10;
     }
     ElicitationPanel Checkbox { width: auto; }
+    /* An unpicked choice's mark: Textual's own ($panel-darken-2) is all but invisible. */
+    ElicitationPanel ToggleButton > .toggle--button,
+    ElicitationPanel RadioSet > RadioButton > .toggle--button,
+    ElicitationPanel SelectionList > .selection-list--button,
+    ElicitationPanel SelectionList > .selection-list--button-highlighted {
+        color: $foreground 45%;
+    }
     ElicitationPanel > .question--url { margin: 0 0 1 0; }
     ElicitationPanel > .question--warnings { color: $text-warning; }
     ElicitationPanel > .question--buttons { height: auto; margin: 1 0 0 0; }
@@ -206,6 +241,8 @@ class ElicitationPanel(Vertical, can_focus=True):
         self.border_title = f"? {self.agent} {verb}{count}"
         if current.mode == "url":
             self.border_subtitle = "enter open · ctrl+d decline · esc cancel"
+        elif answers_on_enter(current.form):
+            self.border_subtitle = "↑↓ enter answers · tab next · ctrl+d decline · esc cancel"
         else:
             self.border_subtitle = "tab next · ctrl+s send · ctrl+d decline · esc cancel"
 
@@ -287,6 +324,17 @@ class ElicitationPanel(Vertical, can_focus=True):
         event.stop()
         self.screen.focus_next()
 
+    @on(ChoiceSet.Chosen)
+    def _chosen(self, event: ChoiceSet.Chosen) -> None:
+        # The one choice a question asks answers it; in a longer form, Enter moves on.
+        event.stop()
+        current = self._shown
+        if current is None or not answers_on_enter(current.form):
+            self.screen.focus_next()
+            return
+        choice = next(f for f in current.form.fields if f.kind == "choice")
+        self._send({**self._entered(), choice.name: choice.choices[event.index].value})
+
     @on(Button.Pressed)
     def _pressed(self, event: Button.Pressed) -> None:
         event.stop()
@@ -301,6 +349,9 @@ class ElicitationPanel(Vertical, can_focus=True):
             self.action_send()
 
     def action_send(self) -> None:
+        self._send(self._entered())
+
+    def _send(self, entered: dict[str, Entered]) -> None:
         current = self.current
         if current is None:
             return
@@ -308,7 +359,7 @@ class ElicitationPanel(Vertical, can_focus=True):
             self._open(copy=False)
             return
         self._checked = True
-        content, problems = check_answers(current.form, self._entered())
+        content, problems = check_answers(current.form, entered)
         self._show_problems(problems)
         if problems:
             count = len(problems)
@@ -360,7 +411,7 @@ def _input_for(form_field: FormField) -> Widget:
             RadioButton(_choice_label(c.title, c.description), value=c.value == initial)
             for c in form_field.choices
         ]
-        return RadioSet(*buttons, compact=True)
+        return ChoiceSet(*buttons, compact=True)
     if form_field.kind == "choices":
         picked = initial if isinstance(initial, list) else []
         options = [
