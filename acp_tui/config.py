@@ -61,7 +61,15 @@ DEFAULT_MAX_DOWNLOAD = 1 << 30
 _SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([KMGT])i?)?B", re.IGNORECASE)
 
 _SIZES = ("max_download", "max_line", "max_write")
-_TOP_KEYS = {"default_agent", "permission", "guard", "allow_paths", "agents", *_SIZES}
+_TOP_KEYS = {
+    "default_agent",
+    "permission",
+    "guard",
+    "allow_paths",
+    "agent_state",
+    "agents",
+    *_SIZES,
+}
 _AGENT_KEYS = {
     "command",
     "args",
@@ -197,6 +205,9 @@ class Config(msgspec.Struct):
     permission: Mode | None = None
     guard: bool = True
     allow_paths: list[Path] = msgspec.field(default_factory=list)
+    agent_state: list[str] | None = None
+    """Folders of the workspace where agents keep their own state, left out of checkpoints
+    and never rewound (None: the ones acp-tui knows, `checkpoints.ignores.AGENT_STATE`)."""
     max_download: int = DEFAULT_MAX_DOWNLOAD
     """Bytes."""
     max_line: int | None = None
@@ -329,6 +340,10 @@ class _Reader:
             config.allow_paths = self.paths(document.get("allow_paths"))
         except _Invalid as invalid:
             self.problem(str(invalid), invalid.line)
+        try:
+            config.agent_state = self.folders(document.get("agent_state"))
+        except _Invalid as invalid:
+            self.problem(str(invalid), invalid.line)
         for key in _SIZES:
             try:
                 if key in document:
@@ -376,6 +391,21 @@ class _Reader:
             if not path.is_absolute():
                 raise _Invalid(f"`allow_paths`: {str(path)!r} is not an absolute path", line)
         return paths
+
+    def folders(self, value: Any) -> list[str] | None:
+        """`agent_state`: folders relative to the workspace, as `a/b`."""
+        if value is None:
+            return None
+        line = self.locate.line((), "agent_state")
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise _Invalid("`agent_state` must be a list of folders in the workspace", line)
+        folders = []
+        for folder in value:
+            parts = [part for part in folder.split("/") if part not in ("", ".")]
+            if not parts or os.path.isabs(folder) or ".." in parts:
+                raise _Invalid(f"`agent_state`: {folder!r} is not a folder in the workspace", line)
+            folders.append("/".join(parts))
+        return folders
 
     def agent(self, name: str, table: Any, line: int | None) -> AgentConfig:
         where = ("agents", name)

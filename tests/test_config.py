@@ -448,3 +448,20 @@ def test_the_guard_is_on_unless_the_config_turns_it_off(tmp_path: Path) -> None:
     config = load_config(write(tmp_path, 'guard = "no"\n'))
     assert config.guard is True
     assert [(p.line, p.message) for p in config.problems] == [(1, "`guard` must be true or false")]
+
+
+def test_agent_state_folders_replace_the_known_ones(tmp_path: Path) -> None:
+    from acp_tui.checkpoints.ignores import AGENT_STATE
+
+    assert load_config(tmp_path / "nope.toml").agent_state is None  # the known ones
+    config = load_config(write(tmp_path, 'agent_state = ["./.crush/", "tmp//agent"]\n'))
+    assert config.problems == [] and config.agent_state == [".crush", "tmp/agent"]
+    assert load_config(write(tmp_path, "agent_state = []\n")).agent_state == []
+    for value, what in (("'.x'", "a list of folders"), ('["../up"]', "'../up' is not a folder")):
+        config = load_config(write(tmp_path, f"agent_state = {value}\n"))
+        assert config.agent_state is None
+        [problem] = config.problems
+        assert problem.line == 1 and what in problem.message
+    # The shipped example names the known ones.
+    example = re.search(r"^# agent_state = (.*)$", default_config_text(), re.MULTILINE)
+    assert example is not None and json.loads(example[1]) == list(AGENT_STATE)

@@ -40,6 +40,7 @@ class Checkpointer:
         root: Path | None = None,
         enabled: bool = True,
         ignore: Sequence[Path | None] = (),
+        agent_state: Sequence[str] | None = None,
         on_warning: Callable[[str], None] | None = None,
         on_wait: Callable[[], None] | None = None,
     ) -> None:
@@ -47,6 +48,9 @@ class Checkpointer:
         self.root = root
         self.ignore = [path for path in ignore if path is not None]
         """acp-tui's own files in the workspace, left out (a `--transcript`)."""
+        self.agent_state = agent_state
+        """Folders where agents keep their own state, left out and never rewound (None: the
+        known ones, `ignores.AGENT_STATE`)."""
         self.unavailable: str | None = None if enabled else "checkpoints are turned off"
         """Why there are no checkpoints (None: there are)."""
         self.on_warning = on_warning or (lambda _message: None)
@@ -68,7 +72,10 @@ class Checkpointer:
             if self._store is None and self.unavailable is None:
                 try:
                     self._store = CheckpointStore.open(
-                        self.workspace, self.root, ignore=self.ignore
+                        self.workspace,
+                        self.root,
+                        ignore=self.ignore,
+                        agent_state=self.agent_state,
                     )
                 except GitMissing:
                     self._off(

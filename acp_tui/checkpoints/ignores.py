@@ -23,6 +23,16 @@ DEFAULT_EXCLUDES = (
 )
 """Left out of workspaces that are not in a git repository (which would have said so)."""
 
+AGENT_STATE = (".fast-agent/sessions",)
+"""Folders (in the workspace) where agents keep their own state: their sessions, and the lock
+files they hold while they run. Never the user's work: left out of checkpoints, and never
+rewound (`agent_state` in the config replaces the list)."""
+
+
+def in_agent_state(path: str, folders: Sequence[str]) -> str | None:
+    """The folder of `folders` that holds `path` (a path in the workspace), if any."""
+    return next((f for f in folders if path == f or path.startswith(f + "/")), None)
+
 
 def enclosing_repository(workspace: Path) -> tuple[Path, Path] | None:
     """`(work tree root, common git dir)` of the git repository holding `workspace`, found by
@@ -44,13 +54,16 @@ def enclosing_repository(workspace: Path) -> tuple[Path, Path] | None:
     return None
 
 
-def inherited_excludes(workspace: Path, own: Sequence[Path] = ()) -> str:
+def inherited_excludes(
+    workspace: Path, own: Sequence[Path] = (), agent_state: Sequence[str] = ()
+) -> str:
     """The shadow's `info/exclude`: the rules that apply to `workspace` but that git, rooted
     at it, would not read by itself (the user's `info/exclude`; the `.gitignore` files above
-    the workspace in its repository), rewritten relative to the workspace; and acp-tui's own
+    the workspace in its repository), rewritten relative to the workspace; acp-tui's own
     files and directories `own`, when they are inside it (acp-tui run in the home
-    directory, a transcript written in the workspace)."""
+    directory, a transcript written in the workspace); and the agents' state folders."""
     lines = ["# written by acp-tui: what the workspace's repository ignores"]
+    lines += [f"/{_escaped(folder)}/" for folder in agent_state]
     for path in own:
         real = Path(os.path.realpath(path))
         if real != workspace and real.is_relative_to(workspace):

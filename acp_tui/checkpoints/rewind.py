@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from acp_tui.checkpoints.ignores import in_agent_state
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChange, Snapshot
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
 from acp_tui.checkpoints.unsaved import not_put_back
@@ -256,6 +257,9 @@ def revert_hunk(checkpoints: SessionCheckpoints, turn: int, path: str, index: in
     checkpoint = checkpoints.turn(turn)
     if checkpoint is None or checkpoint.before is None:
         raise CheckpointError(f"turn {turn} has no checkpoint")
+    folder = in_agent_state(path, store.agent_state)
+    if folder is not None:
+        raise CheckpointError(f"{path} is an agent's own state ({folder}/): left to the agent")
     after = checkpoint.after or store.snapshot("acp-tui: the workspace now").commit
     old = _text(store, checkpoint.before, path)
     new = _text(store, after, path)

@@ -35,7 +35,7 @@ from typing import Literal
 import msgspec
 
 from acp_tui.checkpoints.git import Git, GitFailed, user_excludes_file
-from acp_tui.checkpoints.ignores import inherited_excludes
+from acp_tui.checkpoints.ignores import AGENT_STATE, inherited_excludes
 from acp_tui.paths import data_dir, within
 from acp_tui.text import human_size
 
@@ -141,11 +141,23 @@ class CheckpointStore:
     """The shadow repository of one workspace. Thread-safe; several acp-tui processes on one
     workspace take turns (a file lock)."""
 
-    def __init__(self, workspace: Path, git_dir: Path, git: Git, max_size: int) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        git_dir: Path,
+        git: Git,
+        max_size: int,
+        agent_state: Sequence[str] = AGENT_STATE,
+    ) -> None:
         self.workspace = workspace
         self.git_dir = git_dir
         self.git = git
         self.max_size = max_size
+        self.agent_state = tuple(agent_state)
+        """Folders where agents keep their own state: never stored, never rewound."""
+        self._forget_agent_state = False
+        """The ignore rules changed: what earlier snapshots stored of those folders leaves
+        the index (an ignore rule only hides files it does not hold)."""
         self.max_files = MAX_FILES
         self.max_bytes = MAX_BYTES
         self._bytes = 0
@@ -164,11 +176,14 @@ class CheckpointStore:
         max_size: int = MAX_FILE_SIZE,
         create: bool = True,
         ignore: Sequence[Path] = (),
+        agent_state: Sequence[str] | None = None,
     ) -> CheckpointStore:
         """The store of `workspace` (created on first use, if `create`). `GitMissing` when
         there is no git; `CheckpointError` when the repository cannot be made (or there is
         none and `create` is false). `ignore`: more of acp-tui's own files or directories
-        to leave out (a `--transcript` written in the workspace)."""
+        to leave out (a `--transcript` written in the workspace); `agent_state`: the folders
+        where agents keep their own state (None: `AGENT_STATE`)."""
+        folders = AGENT_STATE if agent_state is None else tuple(agent_state)
         workspace = Path(os.path.realpath(workspace))
         git_dir = (root or store_root()) / shadow_name(workspace)
         git = Git(git_dir, workspace, excludes_file=user_excludes_file())
@@ -184,10 +199,16 @@ class CheckpointStore:
             info.mkdir(exist_ok=True)
             (info / "attributes").write_text(ATTRIBUTES, encoding="utf-8")
             own = [git_dir.parent, data_dir(), *ignore]
-            (info / "exclude").write_text(inherited_excludes(workspace, own), encoding="utf-8")
+            excludes = inherited_excludes(workspace, own, folders)
+            exclude = info / "exclude"
+            changed = not exclude.is_file() or exclude.read_text(encoding="utf-8") != excludes
+            if changed:
+                exclude.write_text(excludes, encoding="utf-8")
         except (OSError, GitFailed) as error:
             raise CheckpointError(f"cannot keep checkpoints in {git_dir}: {error}") from error
-        return cls(workspace, git_dir, git, max_size)
+        store = cls(workspace, git_dir, git, max_size, folders)
+        store._forget_agent_state = exists and changed and bool(folders)
+        return store
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -254,6 +275,10 @@ class CheckpointStore:
 
     def _stage(self) -> list[Skipped]:
         """Bring the shadow index up to date with the workspace; what was left out."""
+        if self._forget_agent_state:
+            folders = [f":(literal){folder}" for folder in self.agent_state]
+            self.git.run("rm", "-r", "-q", "--cached", "--ignore-unmatch", "--", *folders)
+            self._forget_agent_state = False
         listed = self.git.run("ls-files", "-z", "-t", "-m", "-d", "-o", "--exclude-standard")
         paths: dict[str, None] = {}
         for entry in listed.split(b"\0"):

@@ -7,7 +7,9 @@ workspace, a repository of its own, unreadable, not a regular file) or ignored r
 absent: put back naively, the path would be deleted, and what was there is gone for good,
 since no checkpoint holds it. Likewise a path the checkpoint of now skipped, that the target
 does not hold: deleting it could not be undone. Such paths are not touched; each is listed as
-not put back, with the reason.
+not put back, with the reason. So is a path in a folder where an agent keeps its own state
+(its sessions, the locks it holds while it runs): a checkpoint taken before the folder was
+known to be one may hold it, but it is the agent's, not the user's work.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import os
 from collections.abc import Collection, Sequence
 
+from acp_tui.checkpoints.ignores import in_agent_state
 from acp_tui.checkpoints.store import CheckpointStore, FileChange, Skipped, Snapshot, stamp
 
 NOT_SAVED = "the checkpoint did not save how it was"
@@ -30,12 +33,16 @@ def not_put_back(
     """The paths a rewind from `now` to `target` must leave alone, and why: those of `changes`
     (from now to the target) and those no change lists. `wanted`: the rewind is of these
     paths only."""
+    left: dict[str, str] = {}
+    for change in changes:
+        folder = in_agent_state(change.path, store.agent_state)
+        if folder is not None:
+            left[change.path] = f"an agent's own state ({folder}/): left to the agent"
     then = store.unsaved(target)
     if then is None:
-        return {}  # an older checkpoint that does not say: as before, what it holds goes back
+        return left  # an older checkpoint that does not say: the rest of what it holds goes back
     skipped_then = {s.path: s for s in then}
     changed = {change.path for change in changes}
-    left: dict[str, str] = {}
     # Held now, absent from the target: deleting them is right only if they were not there.
     deletions = [change.path for change in changes if change.status == "deleted"]
     for path in deletions:

@@ -17,7 +17,7 @@ from pathlib import Path
 from acp_tui.checkpoints.git import GitFailed, GitMissing
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, counts, sessions
-from acp_tui.cli.printing import warn
+from acp_tui.cli.printing import config, warn
 
 EXIT_OK, EXIT_FAILED, EXIT_NOT_CONFIRMED = 0, 1, 3
 
@@ -28,7 +28,7 @@ class Failure(Exception):
 
 def open_store(workspace: Path) -> CheckpointStore:
     try:
-        return CheckpointStore.open(workspace, create=False)
+        return CheckpointStore.open(workspace, create=False, agent_state=config().agent_state)
     except GitMissing as error:
         raise Failure(f"{error}: acp-tui keeps no checkpoints without git") from error
     except CheckpointError as error:

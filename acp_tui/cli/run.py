@@ -165,7 +165,11 @@ def _run(
 
         checkpoints = None
         if not args.no_checkpoints:
-            checkpoints = Checkpointer(client_options.cwd, ignore=[client_options.transcript])
+            checkpoints = Checkpointer(
+                client_options.cwd,
+                ignore=[client_options.transcript],
+                agent_state=startup.config.agent_state,
+            )
             # The first turn's checkpoint is staged beside the agent starting up (and acp-tui
             # importing the rest of itself), not between the session opening and the prompt.
             checkpoints.stage_ahead()

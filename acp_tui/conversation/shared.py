@@ -32,6 +32,7 @@ class Shared:
         permission: Mode,
         checkpoints: Checkpointer | bool = False,
         ignore: Sequence[Path | None] = (),
+        agent_state: Sequence[str] | None = None,
         on_wait: Callable[[], None] | None = None,
         record: bool = False,
         rules: PermissionPolicy | None = None,
@@ -46,13 +47,14 @@ class Shared:
                 workspace,
                 enabled=checkpoints,
                 ignore=ignore,
+                agent_state=agent_state,
                 on_warning=on_warning,
                 on_wait=on_wait,
             )
         self.checkpoints = checkpoints
         """Taken around every turn of every conversation: made here (`True`: on, with acp-tui's
-        own files in the workspace, `ignore`, left out), or given, already staging the first
-        turn's checkpoint."""
+        own files in the workspace, `ignore`, and the agents' state folders, `agent_state`,
+        left out), or given, already staging the first turn's checkpoint."""
         self.record = record
         """Whether conversations are recorded (`--no-record` turns it off)."""
         self._rules_dir = rules_dir

@@ -134,6 +134,7 @@ class AcpApp(App[int]):
                 permission=self.permission,  # type: ignore[arg-type]
                 checkpoints=self._checkpoints_enabled,
                 ignore=[self.options.transcript],
+                agent_state=self.startup.config.agent_state if self.startup else None,
                 on_wait=lambda: self.notify(
                     "The prompt is sent once the workspace is checkpointed (the first checkpoint "
                     "copies every file).",
