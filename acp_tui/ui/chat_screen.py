@@ -218,7 +218,7 @@ class ChatScreen(Screen[None]):
         state = self.session.state
         usage = self.query_one(UsageBar)
         usage.used, usage.window = state.usage_used, state.usage_size
-        usage.turn = turn_summary(state.turn_usage) if state.turn_usage is not None else ""
+        usage.turn = turn_summary(state.turn_usage) if state.turn_usage is not None else ()
         cost = state.cost
         usage.cost = f"{cost.amount:.4f} {cost.currency}" if cost is not None else ""
         if cost is not None and cost.currency == "USD":

@@ -393,8 +393,8 @@ async def test_the_usage_bar_says_what_the_last_turn_took(run: Run) -> None:
         bar = app.chat.query_one(UsageBar)
         usage = app.session.state.turn_usage  # type: ignore[union-attr]
         assert usage is not None and usage.output_tokens > 0
-        assert bar.turn == f"turn {usage.input_tokens} in / {usage.output_tokens} out"
-        assert bar.turn in str(bar.render())
+        assert bar.turn[0][1] == f"turn {usage.input_tokens} in / {usage.output_tokens} out"
+        assert bar.turn[0][1] in str(bar.render())
 
 
 async def test_prompts_typed_while_busy_are_queued_then_sent_one_at_a_time(run: Run) -> None:
