@@ -73,6 +73,7 @@ class Context:
     blamed: dict[int, str] = field(default_factory=dict)
     """The case that failed on each line already (by the line's identity): one root cause is
     reported once."""
+    blamed_texts: list[str] = field(default_factory=list)
     _since: float = field(default_factory=time.monotonic)
 
     @property
@@ -99,14 +100,25 @@ class Context:
             self.add(case, "skipped", detail=f"the message that failed {first!r}", **more)
             return
         if line is not None:
-            self.blamed[id(line)] = case
+            self.blame(case, line)
         rule = rule.at(self.version)
         self.add(case, "failed", rule=rule, detail=detail, line=line.text if line else None, **more)
+
+    def blame(self, case: str, line: Line) -> None:
+        """`line` is `case`'s: the whole-connection cases do not count it again."""
+        self.blamed[id(line)] = case
+        self.blamed_texts.append(line.text)
+
+    def unblamed(self, problems: list[str]) -> list[str]:
+        """The connection's `problems` that are not about a line a case already reported."""
+        return [p for p in problems if not any(t[:100] in p for t in self.blamed_texts)]
 
     def remark(
         self, case: str, note: Note, detail: str, line: Line | None = None, **more: Any
     ) -> None:
         """A case that found what the spec does not forbid but clients trip over."""
+        if line is not None:
+            self.blame(case, line)
         self.add(case, "note", note=note, detail=detail, line=line.text if line else None, **more)
 
     @property

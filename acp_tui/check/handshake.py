@@ -61,7 +61,8 @@ async def initialize(ctx: Context, probe: Probe, case: str) -> dict[str, Any]:
             _unsupported(ctx, case, f"it refused a v2 initialize: {why(error, ctx.call_timeout)}")
         else:
             detail = f"{why(error, ctx.call_timeout)}; {probe.exit_description()}"
-        ctx.fail(case, BASELINE if isinstance(error, RpcError) else INIT_ANSWER, detail)
+        refused = isinstance(error, RpcError) and not probe.ended and not probe.echoed
+        ctx.fail(case, BASELINE if refused else INIT_ANSWER, detail)
         raise Stop(detail) from None
     version = answered_version(result)
     if version is None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from acp_tui.check.context import Context, why
+from acp_tui.check.context import Context, as_dict, why
 from acp_tui.check.probe import Probe
 from acp_tui.check.rules import (
     NOTE_PARAMS,
@@ -83,7 +83,7 @@ async def malformed_json(ctx: Context, probe: Probe) -> None:
     if probe.ended:
         ctx.add(case, "skipped", detail="the agent is gone")
         return
-    mark, problems = len(probe.lines), len(probe.problems)
+    mark = len(probe.lines)
     await probe.send_raw('{"jsonrpc": "2.0", "id": 9999, "method": ')
 
     def answered() -> bool:
@@ -93,14 +93,11 @@ async def malformed_json(ctx: Context, probe: Probe) -> None:
         )
 
     await probe.wait_for(answered, ctx.call_timeout)
-    # The answer's id is null, which the connection takes for an answer to nothing of ours:
-    # here it is the one expected, not noise on stdout.
-    probe.problems[problems:] = [p for p in probe.problems[problems:] if '"id":null' not in p]
     error = next(
         (
             line
             for line in probe.lines[mark:]
-            if line.direction == "recv" and "error" in (line.msg or {})
+            if line.direction == "recv" and "error" in as_dict(line.msg)
         ),
         None,
     )
@@ -108,11 +105,16 @@ async def malformed_json(ctx: Context, probe: Probe) -> None:
         detail = "no answer" if not probe.ended else f"it stopped: {probe.exit_description()}"
         ctx.remark(case, NOTE_PARSE, detail)
         return
-    code = (error.msg.get("error") or {}).get("code")
+    msg = as_dict(error.msg)
+    code = as_dict(msg.get("error")).get("code")
     if code != PARSE_ERROR:
         ctx.remark(case, NOTE_PARSE, f"answered {code}, not {PARSE_ERROR}", error)
+    elif "id" not in msg or msg["id"] is not None:
+        ctx.remark(case, NOTE_PARSE, f"answered {PARSE_ERROR} without id null", error)
     else:
-        ctx.add(case, "passed", detail=f"{PARSE_ERROR}")
+        # A response with id null answers nothing of ours: the expected one here.
+        ctx.blame(case, error)
+        ctx.add(case, "passed", detail=f"{PARSE_ERROR}, id null")
 
 
 async def _expect_error(

@@ -183,7 +183,7 @@ async def session_list(ctx: Context, probe: Probe) -> None:
     ctx.add(case, "passed", detail=f"{len(sessions)} session(s)")
 
 
-async def session_load(ctx: Context, _probe: Probe) -> None:
+async def session_load(ctx: Context, own: Probe) -> None:
     """Load the session in a fresh process: the replay holds the turn and its tool calls."""
     case = "session/load (fresh process)"
     if ctx.version >= 2 or not ctx.advertised("loadSession"):
@@ -199,7 +199,8 @@ async def session_load(ctx: Context, _probe: Probe) -> None:
         params = {"sessionId": ctx.session_id, "cwd": str(ctx.workspace), "mcpServers": []}
         await probe.request("session/load", params, ctx.call_timeout)
     except (RpcError, TimeoutError) as error:
-        ctx.fail(case, LOAD_ANSWER, why(error, ctx.call_timeout))
+        detail = f"{why(error, ctx.call_timeout)}{await _load_here(ctx, own)}"
+        ctx.fail(case, LOAD_ANSWER, detail)
         return
     finally:
         await probe.close()
@@ -211,6 +212,17 @@ async def session_load(ctx: Context, _probe: Probe) -> None:
         ctx.fail(case, LOAD_REPLAY, f"the replay ({len(replay)} updates) lacks the tool calls")
     else:
         ctx.add(case, "passed", detail=f"replayed {len(replay)} updates")
+
+
+async def _load_here(ctx: Context, probe: Probe) -> str:
+    """Whether the session loads on its own connection, to tell a session kept only in the
+    process (or a HOME that does not outlive it) from one that never loads."""
+    params = {"sessionId": ctx.session_id, "cwd": str(ctx.workspace), "mcpServers": []}
+    try:
+        await probe.request("session/load", params, ctx.call_timeout)
+    except (RpcError, TimeoutError) as error:
+        return f"; on its own connection too: {why(error, ctx.call_timeout)}"
+    return "; it loads on the connection that made it: is it kept only by that process?"
 
 
 async def session_resume(ctx: Context, probe: Probe) -> None:
