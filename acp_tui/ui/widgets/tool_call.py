@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from rich.console import RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.content import Content
 from textual.css.styles import RulesMap
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.style import Style
 from textual.visual import RenderOptions, Visual
@@ -289,6 +290,22 @@ class ToolCallCard(Block):
             return
         self._ready = True
         self.sync()
+
+    def refresh(
+        self,
+        *regions: Region,
+        repaint: bool = True,
+        layout: bool = False,
+        recompose: bool = False,
+    ) -> Self:
+        # A card's children change (its body mounted or removed: Textual then asks the card
+        # for a layout) while one it asked for is still pending. Textual counts a layout only
+        # when none is pending, and caches the card's height under that count: a layout run
+        # in between (by any other block) measured the card without its body, and that height
+        # would be used again. Counting this one too has the card measured again.
+        if layout and self._layout_required:
+            self._layout_updates += 1
+        return super().refresh(*regions, repaint=repaint, layout=layout, recompose=recompose)
 
     # -- state --------------------------------------------------------------------------------
 
