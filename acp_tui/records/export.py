@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import json
 import re
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,14 +46,17 @@ def session_markdown(
     workspace: str | None = None,
     created: str | None = None,
     updated: str | None = None,
+    earlier: Sequence[str] = (),
 ) -> str:
-    """The conversation in `state` as a Markdown document."""
+    """The conversation in `state` as a Markdown document; `earlier`: the session ids it had
+    before its own."""
     heading = title or state.title or _first_prompt(state) or "Conversation"
     parts = [f"# {_one_line(heading)}\n"]
     facts = [
         ("Agent", agent),
         ("Workspace", f"`{workspace}`" if workspace else None),
         ("Session", f"`{state.session_id}`" if state.session_id else None),
+        ("Earlier sessions", ", ".join(f"`{e}`" for e in earlier)),
         ("Started", _time(created)),
         ("Updated", _time(updated or state.updated_at)),
     ]
@@ -90,6 +94,7 @@ def record_markdown(store: RecordStore, record: ConversationRecord) -> str:
         workspace=record.workspace,
         created=record.created_at,
         updated=record.updated_at,
+        earlier=store.earlier_sessions().get(record.id, ()),
     )
 
 

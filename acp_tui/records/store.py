@@ -1,15 +1,15 @@
 """acp-tui's local record of conversations: one SQLite database in the data directory.
 
 `$XDG_DATA_HOME/acp-tui/history.sqlite3` (default `~/.local/share/acp-tui/`) holds a row per
-conversation (the agent, its command, the workspace, the agent's session id, title, times)
-and a row per transcript item, rewritten as the item changes. WAL mode: each save is one
-small transaction that survives acp-tui being killed, and several acp-tui processes can
-share the file. It also remembers which sign-in method worked for each agent.
+conversation (the agent, its command, the workspace, the agent's session id and those it had
+before, title, times) and a row per transcript item, rewritten as the item changes. WAL mode:
+each save is one small transaction that survives acp-tui being killed, and several acp-tui
+processes can share the file. It also remembers which sign-in method worked for each agent.
 
-Saves are written on a thread of its own, each as one statement that SQLite runs without the
-GIL, and the same thread copies the write-ahead log into the database (a checkpoint, with its
-fsync) when it runs out of saves. So a turn that writes megabytes costs the event loop only
-the encoding of its items.
+Saves are written on a thread of its own (`writer.Writer`), each as one statement that
+SQLite runs without the GIL, and the same thread copies the write-ahead log into the database
+(a checkpoint, with its fsync) when it runs out of saves. So a turn that writes megabytes
+costs the event loop only the encoding of its items.
 
 Nothing here may stop a session: a database that cannot be opened or written is reported
 once (through `on_warning`) and the store goes quiet.
@@ -22,8 +22,6 @@ import atexit
 import contextlib
 import json
 import sqlite3
-import threading
-from collections import deque
 from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -31,11 +29,10 @@ from pathlib import Path
 import msgspec
 
 from acp_tui.paths import data_dir
+from acp_tui.records.writer import ConversationGone, Save, Writer
 
 DATABASE = "history.sqlite3"
 SCHEMA_VERSION = 1
-CHECKPOINT_EVERY = 4 << 20
-"""Bytes of saves after which the writer checkpoints even if more saves are waiting."""
 DRAIN_PATIENCE = 1.0
 """Seconds `RecordStore.drained` waits off the event loop for a writer that stays busy."""
 PAGE_SIZE = 16384
@@ -67,6 +64,13 @@ CREATE TABLE IF NOT EXISTS items (
     kind TEXT NOT NULL,
     data BLOB NOT NULL,
     PRIMARY KEY (conversation, seq)
+);
+-- The session ids a conversation had before (the agent could not reopen it: it went on in a
+-- new session), so that each still names it.
+CREATE TABLE IF NOT EXISTS earlier_sessions (
+    conversation INTEGER NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+    session_id TEXT NOT NULL,
+    PRIMARY KEY (conversation, session_id)
 );
 CREATE TABLE IF NOT EXISTS auth_choices (
     agent TEXT PRIMARY KEY,
@@ -101,11 +105,6 @@ def parse_time(text: str | None) -> datetime | None:
     return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
 
 
-class ConversationGone(LookupError):
-    """The conversation's row is gone: another acp-tui process deleted it while this one
-    recorded it."""
-
-
 class ConversationRecord(msgspec.Struct):
     """One recorded conversation (without its items)."""
 
@@ -125,158 +124,9 @@ class ConversationRecord(msgspec.Struct):
         return parse_time(self.updated_at)
 
 
-class _Save(msgspec.Struct):
-    """One save, ready for the writer: the rows' data one after another in `blob`, and for each
-    row `[seq, kind, start, length]` (`start` from 1, as SQL's `substr` counts) in `index`."""
-
-    conversation: int
-    blob: bytes
-    index: bytes
-    removed: bytes
-    meta: bytes | None
-    title: str | None
-    session_id: str | None
-    drop_from: int | None
-    stamp: str
-    on_gone: Callable[[int], None] | None
-    loop: asyncio.AbstractEventLoop | None
-
-
-_UPSERT_ITEMS = (
-    "INSERT INTO items (conversation, seq, kind, data)"
-    " SELECT ?1, json_extract(value, '$[0]'), json_extract(value, '$[1]'),"
-    " substr(?2, json_extract(value, '$[2]'), json_extract(value, '$[3]'))"
-    " FROM json_each(?3) WHERE true"  # `WHERE` tells SQLite's parser the upsert from a join
-    " ON CONFLICT (conversation, seq) DO UPDATE SET kind = excluded.kind, data = excluded.data"
-)
-_DELETE_ITEMS = (
-    "DELETE FROM items WHERE conversation = ? AND seq IN (SELECT value FROM json_each(?))"
-)
-
-
-class _Writer:
-    """Writes saves on a thread of its own, in the order they were asked, and checkpoints the
-    write-ahead log whenever it runs out of them.
-
-    Each save is one statement however many rows it has: `sqlite3` hands the GIL back for
-    every step of a statement and waits for it again, so one `executemany` step per row would
-    wait on the event loop's thread (a switch interval each) for as long as that is busy."""
-
-    def __init__(self, path: Path, report: Callable[[], None]) -> None:
-        self._db = sqlite3.connect(path, timeout=5.0, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute("PRAGMA foreign_keys=ON")
-        self._db.execute("PRAGMA wal_autocheckpoint=0")
-        self._report = report
-        self._jobs: deque[_Save | None] = deque()
-        self._unfinished = 0
-        self._changed = threading.Condition()
-        self._broken = False
-        self.outcomes: deque[tuple[_Save, Exception]] = deque()
-        """Saves that failed (`ConversationGone` or an `sqlite3.Error`), for the loop's thread."""
-        self._thread = threading.Thread(target=self._run, name="record writer", daemon=True)
-        self._thread.start()
-
-    def put(self, job: _Save | None) -> None:
-        with self._changed:
-            self._jobs.append(job)
-            self._unfinished += 1
-            self._changed.notify_all()
-
-    @property
-    def busy(self) -> bool:
-        """Whether saves asked for are still being written (a read of the moment: no lock)."""
-        return self._unfinished > 0
-
-    def wait(self, timeout: float | None = None) -> bool:
-        """Until every save asked for is written (or failed), or `timeout` seconds have gone
-        by (then False)."""
-        with self._changed:
-            return self._changed.wait_for(lambda: not self._unfinished, timeout)
-
-    def stop(self) -> None:
-        """Write what is asked, finish the checkpoint under way, if any, and close."""
-        self.put(None)
-        self._thread.join()
-
-    def _run(self) -> None:
-        unchecked = 0  # bytes saved since the last checkpoint
-        with contextlib.closing(self._db):
-            while True:
-                with self._changed:
-                    while not self._jobs:
-                        self._changed.wait()
-                    job = self._jobs.popleft()
-                if job is None:  # stopped: nothing is left to wait for
-                    with self._changed:
-                        self._unfinished -= 1
-                        self._changed.notify_all()
-                    return
-                try:
-                    error = None if self._broken else self._write(job)
-                except Exception as unexpected:  # MemoryError, a blob over SQLite's 2 GB...
-                    error = unexpected
-                if error is not None:
-                    self._broken = not isinstance(error, ConversationGone)
-                    self.outcomes.append((job, error))
-                with self._changed:
-                    self._unfinished -= 1
-                    idle = not self._jobs
-                    self._changed.notify_all()
-                if error is not None and job.loop is not None:
-                    with contextlib.suppress(RuntimeError):  # the loop is closed: no one to tell
-                        job.loop.call_soon_threadsafe(self._report)
-                unchecked += len(job.blob)
-                # Also between saves that come back to back (a flood, a long history), so that
-                # the checkpoint left for the end, which a headless run waits for, stays small.
-                if idle or unchecked >= CHECKPOINT_EVERY:
-                    unchecked = 0
-                    # PASSIVE: copies what it can without waiting for readers or the next save.
-                    with contextlib.suppress(sqlite3.Error):
-                        self._db.execute("PRAGMA wal_checkpoint(PASSIVE)")
-
-    def _write(self, job: _Save) -> Exception | None:
-        db = self._db
-        try:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                if job.blob:
-                    db.execute(_UPSERT_ITEMS, (job.conversation, job.blob, job.index))
-                if job.drop_from is not None:
-                    db.execute(
-                        "DELETE FROM items WHERE conversation = ? AND seq >= ?",
-                        (job.conversation, job.drop_from),
-                    )
-                if job.removed != b"[]":
-                    db.execute(_DELETE_ITEMS, (job.conversation, job.removed))
-                updated = db.execute(
-                    "UPDATE conversations SET updated_at = ?, meta = coalesce(?, meta),"
-                    " title = coalesce(?, title), session_id = coalesce(?, session_id)"
-                    " WHERE id = ?",
-                    (job.stamp, job.meta, job.title, job.session_id, job.conversation),
-                )
-                if updated.rowcount == 0:  # no items to fail on: the update finds no row
-                    raise ConversationGone(job.conversation)
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
-        except ConversationGone as error:
-            return error
-        except sqlite3.IntegrityError as error:  # an item whose conversation is gone
-            try:
-                found = db.execute("SELECT 1 FROM conversations WHERE id = ?", (job.conversation,))
-                return error if found.fetchone() else ConversationGone(job.conversation)
-            except sqlite3.Error as other:
-                return other
-        except sqlite3.Error as error:
-            return error
-        return None
-
-
 class RecordStore:
     """The database, on one connection used from the event loop's thread, which saves go
-    past: they are written on the writer's thread (see `_Writer`), and every other use of the
+    past: they are written on the writer's thread (see `Writer`), and every other use of the
     connection first waits for them (`settle`), so it finds what was saved before it."""
 
     def __init__(
@@ -285,7 +135,7 @@ class RecordStore:
         self.path = path
         self._db = connection
         self._warn = on_warning
-        self._writer: _Writer | None = None
+        self._writer: Writer | None = None
         self.failed = False
 
     @classmethod
@@ -361,7 +211,7 @@ class RecordStore:
         self.settle()
         return not self.failed
 
-    def _act_on(self, writer: _Writer, *, gone_too: bool) -> None:
+    def _act_on(self, writer: Writer, *, gone_too: bool) -> None:
         while writer.outcomes:  # an `on_gone` may save, and come back here
             job, error = writer.outcomes.popleft()
             if not isinstance(error, ConversationGone):
@@ -424,7 +274,7 @@ class RecordStore:
             try:
                 # Only the writer checkpoints, after its saves, off this thread.
                 self._db.execute("PRAGMA wal_autocheckpoint=0")
-                self._writer = _Writer(self.path, self.settle)
+                self._writer = Writer(self.path, self.settle)
             except sqlite3.Error as error:
                 self._failed(error)
                 return False
@@ -441,7 +291,7 @@ class RecordStore:
         except RuntimeError:
             loop = None
         self._writer.put(
-            _Save(
+            Save(
                 conversation,
                 b"".join(parts),
                 msgspec.json.encode(index),
@@ -478,17 +328,39 @@ class RecordStore:
     def find(
         self, session_id: str, *, agent: str | None = None, workspace: str | None = None
     ) -> ConversationRecord | None:
-        """The latest conversation with this agent session id (or, failing that, the one
-        whose id starts with it, if only one does), among those of `agent` in `workspace`
-        when given."""
+        """The latest conversation with this agent session id, else one that had it before
+        (the agent could not reopen that session), else the one whose id (now or before)
+        starts with it, if only one does; among those of `agent` in `workspace` when given."""
         candidates = self.conversations(agent=agent, workspace=workspace, limit=100_000)
         exact = [c for c in candidates if c.session_id == session_id]
         if exact:
             return exact[0]
-        prefixed = {c.session_id: c for c in candidates if c.session_id.startswith(session_id)}
-        if len(prefixed) == 1:
-            return next(iter(prefixed.values()))
-        return None
+        earlier = self.earlier_sessions()
+        exact = [c for c in candidates if session_id in earlier.get(c.id, ())]
+        if exact:
+            return exact[0]
+        prefixed: dict[str, ConversationRecord] = {}
+        for c in candidates:
+            if any(n.startswith(session_id) for n in (c.session_id, *earlier.get(c.id, ()))):
+                prefixed.setdefault(c.session_id, c)
+        return next(iter(prefixed.values())) if len(prefixed) == 1 else None
+
+    def earlier_sessions(self) -> dict[int, list[str]]:
+        """The session ids each conversation had before the one it has (the agent could not
+        reopen it), by conversation."""
+        if not self._usable():
+            return {}
+        try:
+            rows = self._db.execute(
+                "SELECT conversation, session_id FROM earlier_sessions ORDER BY rowid"
+            ).fetchall()
+        except sqlite3.Error as error:
+            self._failed(error)
+            return {}
+        found: dict[int, list[str]] = {}
+        for conversation, session_id in rows:
+            found.setdefault(conversation, []).append(session_id)
+        return found
 
     def items(self, conversation: int) -> list[tuple[int, str, bytes]]:
         if not self._usable():

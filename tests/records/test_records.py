@@ -39,7 +39,8 @@ from acp_tui.records import Recorder, RecordStore
 from acp_tui.records import recorder as recorder_module
 from acp_tui.records.codec import encode_item, recorded_state, restore_state
 from acp_tui.records.export import export_path, record_markdown, session_markdown
-from acp_tui.records.store import CHECKPOINT_EVERY, PAGE_SIZE, _Writer
+from acp_tui.records.store import PAGE_SIZE
+from acp_tui.records.writer import CHECKPOINT_EVERY, Writer
 from acp_tui.session import reducer
 from acp_tui.session.agent_info import AgentInfo
 from acp_tui.session.options import ClientOptions
@@ -57,13 +58,13 @@ def open_store(tmp_path: Path) -> RecordStore:
 
 def slow_saves(monkeypatch: pytest.MonkeyPatch, seconds: float) -> None:
     """Each save takes `seconds` longer on the writer's thread."""
-    write = _Writer._write
+    write = Writer._write
 
-    def slow(writer: _Writer, job: Any) -> Exception | None:
+    def slow(writer: Writer, job: Any) -> Exception | None:
         time.sleep(seconds)
         return write(writer, job)
 
-    monkeypatch.setattr(_Writer, "_write", slow)
+    monkeypatch.setattr(Writer, "_write", slow)
 
 
 def fake_session(tmp_path: Path, session_id: str = "s1") -> Session:
@@ -551,21 +552,21 @@ def test_saves_that_come_back_to_back_are_checkpointed_as_they_go(
     bytes of saves that keep coming: a flood's last checkpoint, which closing waits for,
     copies only what came after the one before."""
     statements: list[str] = []
-    start = _Writer.__init__
+    start = Writer.__init__
 
-    def traced(writer: _Writer, *args: Any) -> None:
+    def traced(writer: Writer, *args: Any) -> None:
         start(writer, *args)
         writer._db.set_trace_callback(statements.append)
 
-    write = _Writer._write
+    write = Writer._write
 
-    def first_slow(writer: _Writer, job: Any) -> Exception | None:
+    def first_slow(writer: Writer, job: Any) -> Exception | None:
         if not statements or "INSERT INTO items" not in " ".join(statements):
             time.sleep(0.2)  # the saves after it queue up meanwhile
         return write(writer, job)
 
-    monkeypatch.setattr(_Writer, "__init__", traced)
-    monkeypatch.setattr(_Writer, "_write", first_slow)
+    monkeypatch.setattr(Writer, "__init__", traced)
+    monkeypatch.setattr(Writer, "_write", first_slow)
     store = open_store(tmp_path)
     conversation = store.create("a", ["a"], str(tmp_path), "s")
     assert conversation is not None
@@ -593,7 +594,7 @@ def test_a_writer_error_of_any_kind_is_a_failed_save_not_a_hang(
     def out_of_memory(*_args: Any) -> None:
         raise MemoryError("no room for the blob")
 
-    monkeypatch.setattr(_Writer, "_write", out_of_memory)
+    monkeypatch.setattr(Writer, "_write", out_of_memory)
     assert store.save(conversation, [(1, "notice", b"{}")])
     assert store.conversations() == []  # settled, not stuck: the store went quiet
     assert store.failed and warnings == [
