@@ -166,3 +166,35 @@ def test_the_summary_of_kept_turns_is_short_and_says_what_is_forgotten() -> None
     assert "Edit f29.py (pending)" in summary
     empty = kept_turns_summary(SessionState(), 1)
     assert "nothing came before that turn" in empty
+
+
+async def test_the_panes_are_as_tall_as_the_diff_up_to_the_screen(tmp_path: Path) -> None:
+    """A short diff is not followed by a box of empty rows; a long one takes the screen."""
+    async with started_app(tmp_path, permission="allow", size=(120, 45)) as (app, pilot):
+        await send(app, pilot, "/edit app.py")
+        await wait_idle(app, pilot)
+        await send(app, pilot, "/run seq 1 100 > long.txt")
+        await wait_idle(app, pilot)
+        await pilot.press("f3")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+        screen = app.screen
+        room = screen.query_one("#changes-room")
+        diff, files = screen.query_one("#changes-diff"), screen.query_one("#changes-files")
+
+        def fitted(height: int) -> bool:
+            return diff.outer_size.height == files.outer_size.height == height
+
+        await wait_until(pilot, lambda: bool(screen.query(DiffView)))
+        await wait_until(pilot, lambda: fitted(room.size.height))  # turn 2: 100 new lines
+        await pilot.press("left")  # turn 1: one line added to app.py
+
+        def short_diff_fitted() -> bool:
+            view = screen.query(DiffView).first(None)
+            return (
+                view is not None
+                and "Edited by the ACP demo agent" in view.text()
+                and fitted(view.outer_size.height + 2)
+            )
+
+        await wait_until(pilot, short_diff_fitted)
+        assert diff.outer_size.height < 12

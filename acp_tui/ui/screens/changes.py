@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, ClassVar
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Horizontal, VerticalScroll
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import Screen
@@ -70,11 +70,13 @@ class ChangesScreen(Screen[None]):
         padding: 0 1;
         background: $panel;
     }
-    ChangesScreen #changes-body { height: 1fr; }
+    ChangesScreen #changes-room { height: 1fr; }
+    ChangesScreen #changes-body { height: auto; max-height: 100%; }
     ChangesScreen #changes-files {
         width: 44;
         max-width: 40%;
-        height: 1fr;
+        height: auto;
+        max-height: 100%;
         border: round $foreground 20%;
         border-title-color: $text-muted;
         padding: 0 0;
@@ -82,7 +84,8 @@ class ChangesScreen(Screen[None]):
     ChangesScreen #changes-files:focus { border: round $accent; }
     ChangesScreen #changes-diff {
         width: 1fr;
-        height: 1fr;
+        height: auto;
+        max-height: 100%;
         border: round $foreground 20%;
         border-title-color: $text-muted;
         border-subtitle-color: $text-muted;
@@ -113,7 +116,7 @@ class ChangesScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="changes-title")
-        with Horizontal(id="changes-body"):
+        with Vertical(id="changes-room"), Horizontal(id="changes-body"):
             yield OptionList(id="changes-files")
             with VerticalScroll(id="changes-diff"):
                 yield Static("", classes="changes--note", id="changes-note")
@@ -184,6 +187,7 @@ class ChangesScreen(Screen[None]):
         else:
             self._show_note("Nothing changed in this turn." if self.changes else "")
         self.refresh_bindings()
+        self.call_after_refresh(self._fit_panes)
 
     def _show_note(self, text: str) -> None:
         diff = self.query_one("#changes-diff", VerticalScroll)
@@ -192,6 +196,20 @@ class ChangesScreen(Screen[None]):
         diff.border_title = "Diff"
         diff.border_subtitle = ""
         self.texts, self.hunks = None, []
+        self.call_after_refresh(self._fit_panes)
+
+    def _fit_panes(self) -> None:
+        """Both panes as tall as the longer of the file list and the diff, up to the screen's
+        height: a short diff is not followed by a box of empty rows."""
+        files = self.query_one(OptionList)
+        diff = self.query_one("#changes-diff", VerticalScroll)
+        shown = sum(child.outer_size.height + child.styles.margin.height for child in diff.children)
+        height = max(files.option_count, shown) + 2  # their borders
+        for pane in (files, diff):
+            pane.styles.height = height
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self._fit_panes)  # a diff's long lines wrap anew
 
     @property
     def file(self) -> FileChange | None:
@@ -237,6 +255,7 @@ class ChangesScreen(Screen[None]):
         diff.scroll_home(animate=False)
         self._show_hunk()
         self.refresh_bindings()
+        self.call_after_refresh(self._fit_panes)
 
     def _show_hunk(self) -> None:
         diff = self.query_one("#changes-diff", VerticalScroll)
