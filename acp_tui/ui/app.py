@@ -71,8 +71,13 @@ class AcpApp(App[int]):
         Binding("ctrl+n", "new_conversation", "New", priority=True, show=False),
         # Only with two or more conversations; else Ctrl+W stays the prompt's delete-word.
         Binding("ctrl+w", "close_conversation", "Close", priority=True, show=False),
-        Binding("ctrl+pagedown", "switch_conversation(1)", "Next", priority=True, show=False),
-        Binding("ctrl+pageup", "switch_conversation(-1)", "Previous", priority=True, show=False),
+        # Alt+arrows come through tmux, where Alt+digit arrives as another character.
+        Binding(
+            "alt+right,ctrl+pagedown", "switch_conversation(1)", "Next", priority=True, show=False
+        ),
+        Binding(
+            "alt+left,ctrl+pageup", "switch_conversation(-1)", "Previous", priority=True, show=False
+        ),
         *(
             Binding(f"alt+{n}", f"show_conversation({n})", f"Conversation {n}", show=False)
             for n in range(1, 10)

@@ -88,6 +88,15 @@ async def test_two_conversations_each_with_its_own_agent(tmp_path: Path) -> None
         await pilot.press("ctrl+pagedown")  # round the list
         await pilot.pause()
         assert app.conversation is first
+        # Alt+digit arrives through tmux as another character; Alt+arrows come as they are,
+        # and the bar says so.
+        assert _bar(app).rstrip().endswith("alt+← → switch")
+        await pilot.press("alt+left")  # round the list the other way
+        await pilot.pause()
+        assert app.conversation is second
+        await pilot.press("alt+right")
+        await pilot.pause()
+        assert app.conversation is first
 
 
 async def test_the_session_bar_shows_each_state(tmp_path: Path) -> None:

@@ -49,8 +49,9 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Conversations",
         [
             ("ctrl+n", "new conversation: pick its agent"),
-            ("ctrl+pgup ctrl+pgdn", "previous / next conversation"),
-            ("alt+1 … alt+9", "conversation 1 … 9"),
+            ("alt+←  alt+→", "previous / next conversation"),
+            ("ctrl+pgup ctrl+pgdn", "the same"),
+            ("alt+1 … alt+9", "conversation 1 … 9 (not in tmux)"),
             ("ctrl+w", "close it (with two or more)"),
         ],
     ),

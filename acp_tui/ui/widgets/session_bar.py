@@ -1,10 +1,10 @@
-"""The session bar: one line listing the open conversations, each with its state (only
-shown when there are two or more)."""
+"""The session bar: one line listing the open conversations, each with its state, and the keys
+that switch between them (only shown when there are two or more)."""
 
 from __future__ import annotations
 
 from textual.content import Content
-from textual.widgets import Static
+from textual.widget import Widget
 
 from acp_tui.text import shorten
 
@@ -16,10 +16,13 @@ MARKS = {
     "idle": "○",
     "stopped": "✗",
 }
+SWITCH_KEYS = Content.assemble(("alt+← →", "bold $text-accent"), " switch")
+"""The switching keys that come through tmux and every terminal (Alt+digit does not)."""
 
 
-class SessionBar(Static):
-    """`1 Demo ● │ 2 Fix the tests ◆ waiting for you`: the current one highlighted."""
+class SessionBar(Widget):
+    """`1 Demo ● │ 2 Fix the tests ◆ waiting for you     alt+← → switch`: the current one
+    highlighted."""
 
     DEFAULT_CSS = """
     SessionBar {
@@ -28,12 +31,14 @@ class SessionBar(Static):
         background: $panel-darken-1;
         color: $text-muted;
         padding: 0 1;
-        text-wrap: nowrap;
-        text-overflow: ellipsis;
         display: none;
     }
     SessionBar.-several { display: block; }
     """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self._listed = Content()
 
     def show(self, items: list[tuple[str, str, bool]]) -> None:
         """`items`: (label, state, current) per conversation, in order."""
@@ -54,4 +59,14 @@ class SessionBar(Static):
                     (label, style), " ", (f"{MARKS.get(state, '?')} {text}", mark_style)
                 )
             )
-        self.update(Content(" │ ").join(parts))
+        self._listed = Content(" │ ").join(parts)
+        self.refresh()
+
+    def render(self) -> Content:
+        """The conversations (cut short with an ellipsis when they must), the keys at the
+        right."""
+        room = self.size.width - SWITCH_KEYS.cell_length - 2
+        listed = self._listed
+        if listed.cell_length > room:
+            listed = listed.truncate(max(room, 0), ellipsis=True)
+        return Content.assemble(listed, " " * (room - listed.cell_length + 2), SWITCH_KEYS)
