@@ -769,3 +769,28 @@ async def test_several_requests_queue_in_order(run: Run) -> None:
         await pilot.press("escape")  # no reason to give
         await pilot.pause()
         assert not panel.has_class("-open")
+
+
+async def test_notifications_keep_off_the_dialogs_and_the_prompt(tmp_path: Path) -> None:
+    """Top right, below the header and clear of the screen's edge: at the bottom (Textual's
+    place) they covered the prompt's and the permission dialog's borders."""
+    from textual.widgets._toast import Toast
+
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
+    async with app.run_test(size=(120, 36), notifications=True) as pilot:
+        await wait_started(app, pilot)
+        await send(app, pilot, "/edit app.py")
+        await wait_permission(app, pilot)
+        app.notify("Something happened that you should know about, in two lines.", title="A")
+        app.notify("Attached sunset.png", timeout=30)
+        await wait_until(pilot, lambda: len(app.chat.query(Toast)) == 2)
+        await pilot.pause()
+        header = app.chat.query_one(SessionHeader).region
+        kept_clear = [
+            app.chat.query_one(widget).region
+            for widget in (PermissionPanel, PromptInput, UsageBar, SessionHeader)
+        ]
+        for toast in app.chat.query(Toast):
+            assert toast.region.y > header.bottom
+            assert toast.region.right < app.size.width - 1
+            assert not any(toast.region.overlaps(region) for region in kept_clear)
