@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from textual.widgets import Input, SelectionList
+from textual.widgets import Input, RadioButton, SelectionList
 
 from acp_tui.session.state import Notice
 from acp_tui.ui import key_guard
@@ -188,3 +188,34 @@ async def test_a_multi_select_sent_with_nothing_ticked_is_not_an_answer(run: Run
         await wait_idle(app, pilot)
         assert message_texts(app)[-1] == "ask-many: accept {}"
         assert ("answer", "You left it unanswered: Which caches should I set up?") in notices(app)
+
+
+def contrast(style: Any) -> float:
+    """WCAG's contrast ratio of a style's colour on its background."""
+
+    def luminance(color: Any) -> float:
+        def channel(value: int) -> float:
+            c = value / 255
+            return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+        red, green, blue = color.triplet
+        return 0.2126 * channel(red) + 0.7152 * channel(green) + 0.0722 * channel(blue)
+
+    light, dark = sorted((luminance(style.color), luminance(style.bgcolor)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+async def test_an_unpicked_choice_shows_its_mark_plainly(run: Run) -> None:
+    """The radio dot and the tick box of a choice not picked: 3:1 at least, WCAG's contrast
+    for the parts of a control (Textual's own was all but invisible)."""
+    async with run() as (app, pilot):
+        await send(app, pilot, "ask")
+        await wait_question(app, pilot)
+        panel = app.chat.query_one(ElicitationPanel)
+        unpicked = [button for button in panel.query(RadioButton) if not button.value]
+        assert unpicked
+        for button in unpicked:
+            assert contrast(button.get_component_rich_style("toggle--button")) >= 3
+        choices = panel.query_one(SelectionList)
+        for part in ("selection-list--button", "selection-list--button-highlighted"):
+            assert contrast(choices.get_component_rich_style(part)) >= 3
