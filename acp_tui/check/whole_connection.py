@@ -29,7 +29,7 @@ def check_schema(ctx: Context, probe: Probe) -> None:
         detail = f"{len(fresh)} message(s) break the v{ctx.version} schema; first: {first.problem}"
         ctx.fail(case, ACT_BY_VERSION, detail, first.line)
     elif probe.violations:
-        cases = sorted(set(ctx.blamed.values()))
+        cases = sorted({ctx.blamed[id(v.line)] for v in probe.violations})
         ctx.add(case, "skipped", detail=f"only what {', '.join(cases)} reported")
     else:
         received = sum(1 for line in probe.lines if line.direction == "recv")

@@ -118,8 +118,11 @@ def test_one_root_cause_is_one_failure(reports: dict[str, Report]) -> None:
     assert statuses["every message matches the schema"].status == "skipped"
     assert "prompt turn" in statuses["every message matches the schema"].detail
     # No session: what needs one says so, once per step.
-    skipped = [f for f in reports["no-session-id"].findings if f.status == "skipped"]
-    assert skipped and all("session/new failed" in f.detail for f in skipped)
+    findings = reports["no-session-id"].findings
+    skipped = [f for f in findings if f.status == "skipped"]
+    assert len(skipped) == 12
+    assert skipped[-1].detail == "only what session/new reported"  # its answer's schema
+    assert all("session/new failed" in f.detail for f in skipped[:-1])
 
 
 def test_no_answer_to_initialize_stops_the_run(reports: dict[str, Report]) -> None:
