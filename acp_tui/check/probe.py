@@ -246,8 +246,8 @@ class Probe:
             if not waiter.done():
                 waiter.set_result(None)
 
-    def _traffic(self, direction: str, raw: bytes) -> None:
-        self._record(direction, raw)
+    def _traffic(self, direction: str, raw: bytes | bytearray) -> None:
+        self._record(direction, bytes(raw))
 
     def _record(self, direction: str, raw: bytes) -> None:
         text = raw.decode("utf-8", errors="replace").rstrip("\n")

@@ -121,7 +121,8 @@ def junit(report: Report) -> str:
             # A SHOULD, advice or note: reported, never red.
             properties = ElementTree.SubElement(case, "properties")
             level = finding.rule.level if finding.rule is not None else "note"
-            cite = (finding.rule or finding.note).cite() if (finding.rule or finding.note) else ""
+            quoted = finding.rule or finding.note
+            cite = quoted.cite() if quoted is not None else ""
             for name, value in (("level", level), ("detail", finding.detail), ("rule", cite)):
                 ElementTree.SubElement(properties, "property", name=name, value=value)
             if finding.line:

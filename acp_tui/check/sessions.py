@@ -217,7 +217,11 @@ async def session_load(ctx: Context, own: Probe) -> None:
 async def _load_here(ctx: Context, probe: Probe) -> str:
     """Whether the session loads on its own connection, to tell a session kept only in the
     process (or a HOME that does not outlive it) from one that never loads."""
-    params = {"sessionId": ctx.session_id, "cwd": str(ctx.workspace), "mcpServers": []}
+    params: dict[str, Any] = {
+        "sessionId": ctx.session_id,
+        "cwd": str(ctx.workspace),
+        "mcpServers": [],
+    }
     try:
         await probe.request("session/load", params, ctx.call_timeout)
     except (RpcError, TimeoutError) as error:
@@ -232,7 +236,11 @@ async def session_resume(ctx: Context, probe: Probe) -> None:
         ctx.add(case, "n/a", detail="not advertised")
         return
     mark = len(probe.lines)
-    params = {"sessionId": ctx.session_id, "cwd": str(ctx.workspace), "mcpServers": []}
+    params: dict[str, Any] = {
+        "sessionId": ctx.session_id,
+        "cwd": str(ctx.workspace),
+        "mcpServers": [],
+    }
     try:
         _, line = await probe.request("session/resume", params, ctx.call_timeout)
     except (RpcError, TimeoutError) as error:
