@@ -85,7 +85,8 @@ class ChatScreen(Screen[None]):
         """The conversation shown, once its agent starts (`follow`)."""
         self.queue: list[Prompt] = []
         self.files: list[str] = []
-        self._sending = False
+        self._sending: Prompt | None = None
+        """The prompt handed to the agent whose turn has not ended."""
         self._title_before: str | None = None
         self.dialogs = Dialogs(self, self._waiting_questions)
         """The permission and question dialogs, mounted when the agent first asks."""
@@ -234,7 +235,7 @@ class ChatScreen(Screen[None]):
     @property
     def sending(self) -> bool:
         """A prompt was handed to the agent and its turn has not ended."""
-        return self._sending
+        return self._sending is not None
 
     @on(PromptInput.Submitted)
     def _submitted(self, event: PromptInput.Submitted) -> None:
@@ -253,7 +254,7 @@ class ChatScreen(Screen[None]):
     def _send_next(self) -> None:
         """Send the oldest queued prompt if the agent is free: one `session/prompt` at a time."""
         session = self.session
-        if session is None or self._sending or session.busy or not self.queue:
+        if session is None or self.sending or session.busy or not self.queue:
             return
         if self.dialogs.asking_reason:
             return  # the reason for a rejection, being typed, goes first
@@ -264,7 +265,7 @@ class ChatScreen(Screen[None]):
         if self._images_refused(session, queued):
             self._send_next()
             return
-        self._sending = True
+        self._sending = queued
         self._run_turn(queued)
 
     @work(group="turn", exit_on_error=False)
@@ -274,7 +275,7 @@ class ChatScreen(Screen[None]):
         try:  # whatever fails, later prompts are still sent (`_sending` is reset)
             await conversation.run_turn(prompt)
         finally:
-            self._sending = False
+            self._sending = None
         self.query_one(Transcript).turn_ended()
         self._restore_title()
         self._sync_busy()
@@ -510,11 +511,16 @@ class ChatScreen(Screen[None]):
             self.query_one(PromptInput).focus()
 
     def cancel_turn(self) -> bool:
-        """Cancel the running turn (the draft stays). False if there is none."""
+        """Cancel the running turn (the draft stays). False if there is none. The queued
+        prompts go at once after it; cancelled again before the first has run, they are
+        dropped (`QueuedPrompts.cancelled`)."""
         conversation = self.conversation
         if conversation is None or not conversation.cancel(CANCEL_GRACE):
             return False
         self.dialogs.prune()
+        if self.query_one(QueuedPrompts).cancelled(self.queue, self._sending):
+            self.queue.clear()
+            self._show_queue()
         return True
 
     def action_scroll_transcript(self, direction: int) -> None:

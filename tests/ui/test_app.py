@@ -425,6 +425,28 @@ async def test_prompts_typed_while_busy_are_queued_then_sent_one_at_a_time(run: 
         assert not queue.display
 
 
+async def test_a_cancel_says_the_queue_goes_now_and_a_second_drops_it(run: Run) -> None:
+    async with run() as (app, pilot):
+        said: list[str] = []
+        app.notify = lambda message, **kw: said.append(f"{kw.get('title')}: {message}")  # type: ignore[method-assign,assignment]
+        await send(app, pilot, "slow 30")
+        await wait_until(pilot, lambda: app.session.busy)  # type: ignore[union-attr]
+        await send(app, pilot, "slow 30")
+        await send(app, pilot, "markdown")
+        await pilot.press("ctrl+c")
+        assert said == ["Turn cancelled: Your 2 queued prompts go now · ctrl+c again drops them"]
+        # The first of them goes at once; a second Ctrl+C stops it and drops the rest.
+        await wait_until(pilot, lambda: message_texts(app).count("slow 30") == 2)
+        await wait_until(pilot, lambda: app.session.busy)  # type: ignore[union-attr]
+        await pilot.press("ctrl+c")
+        await wait_idle(app, pilot)
+        assert said[1:] == ["Queue dropped: 2 prompts: ↑ in the prompt brings them back"]
+        assert "markdown" not in message_texts(app) and not app.chat.queue
+        assert app.session.state.stop_reason == "cancelled"  # type: ignore[union-attr]
+        await pilot.press("ctrl+c")  # on an empty idle prompt: the usual offer to quit
+        await wait_until(pilot, lambda: isinstance(app.screen, QuitScreen))
+
+
 async def test_queued_prompt_can_be_edited_or_removed(run: Run) -> None:
     async with run() as (app, pilot):
         await send(app, pilot, "slow 30")

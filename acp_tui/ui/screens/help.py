@@ -31,6 +31,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Turn",
         [
             ("ctrl+c  esc", "cancel the turn, keep the draft"),
+            ("ctrl+c again", "drop the prompts queued after it"),
             ("ctrl+c", "on an empty prompt: quit"),
             ("ctrl+q", "quit"),
         ],

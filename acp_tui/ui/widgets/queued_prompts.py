@@ -4,25 +4,22 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-import msgspec
 from textual.binding import Binding, BindingType
 from textual.content import Content
 from textual.message import Message
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
 
-from acp_tui.conversation.attachments import Attachment
-
-
-class QueuedPrompt(msgspec.Struct, frozen=True):
-    """A prompt the user sent: its text and the images attached to it."""
-
-    text: str
-    attachments: tuple[Attachment, ...] = ()
+from acp_tui.conversation.prompt import Prompt
 
 
 class QueuedPrompts(OptionList):
-    """The queue, oldest first. Each is sent when the turn before it ends."""
+    """The queue, oldest first. Each is sent when the turn before it ends: after a cancel,
+    at once."""
+
+    first_after_cancel: Prompt | None = None
+    """The first prompt queued when a turn was cancelled: until it has run, a second cancel
+    drops the queue."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,e", "edit", "Edit"),
@@ -57,7 +54,7 @@ class QueuedPrompts(OptionList):
             super().__init__()
             self.index = index
 
-    def show(self, prompts: list[QueuedPrompt]) -> None:
+    def show(self, prompts: list[Prompt]) -> None:
         highlighted = self.highlighted
         self.clear_options()
         self.add_options(
@@ -76,6 +73,24 @@ class QueuedPrompts(OptionList):
             self.highlighted = min(highlighted or 0, len(prompts) - 1)
         self.can_focus = bool(prompts)
 
+    def cancelled(self, queue: list[Prompt], running: Prompt | None) -> bool:
+        """A turn was cancelled with `queue` waiting: it goes at once, which a toast says.
+        True when this is the second cancel, before the first of them has run (`running`
+        now, or still queued): the queue is to be dropped, the history keeps it."""
+        first = self.first_after_cancel
+        if first is not None and (first is running or any(p is first for p in queue)):
+            self.first_after_cancel = None
+            dropped = len(queue) + (first is running)
+            plural = "s" if dropped > 1 else ""
+            title = f"Queue dropped: {dropped} prompt{plural}"
+            self.notify("↑ in the prompt brings them back", title=title)
+            return True
+        if queue:
+            self.first_after_cancel = queue[0]
+            count = f"{len(queue)} queued prompts go" if len(queue) > 1 else "queued prompt goes"
+            self.notify(f"Your {count} now · ctrl+c again drops them", title="Turn cancelled")
+        return False
+
     def action_edit(self) -> None:
         if self.highlighted is not None:
             self.post_message(self.Edit(self.highlighted))
@@ -85,6 +100,6 @@ class QueuedPrompts(OptionList):
             self.post_message(self.Remove(self.highlighted))
 
 
-def _images(prompt: QueuedPrompt) -> str:
+def _images(prompt: Prompt) -> str:
     count = len(prompt.attachments)
     return "" if not count else f"  ▣ {count} image" + ("s" if count > 1 else "")
