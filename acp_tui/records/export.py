@@ -33,6 +33,7 @@ from acp_tui.session.state import (
     TerminalState,
     ToolCallState,
 )
+from acp_tui.session.summary import typed_text
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)")
 _PLAN_MARKS = {"completed": "[x]", "in_progress": "[-]"}
@@ -195,8 +196,8 @@ def _fence(text: str, language: str = "") -> str:
 
 def _first_prompt(state: SessionState) -> str | None:
     for item in state.timeline:
-        if isinstance(item, Message) and item.role == "user" and item.text.strip():
-            return item.text.strip()[:80]
+        if isinstance(item, Message) and item.role == "user" and typed_text(item.text).strip():
+            return typed_text(item.text).strip()[:80]
     return None
 
 

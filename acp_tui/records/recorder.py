@@ -24,6 +24,7 @@ from acp_tui.records.codec import Item, TextJoiner, encode_item, encode_meta
 from acp_tui.records.store import ConversationRecord, RecordStore
 from acp_tui.session.change import Change
 from acp_tui.session.state import Message
+from acp_tui.session.summary import CONTEXT_MARK, typed_text
 
 if TYPE_CHECKING:
     from acp_tui.session.session import Session
@@ -230,15 +231,17 @@ class Recorder:
         return state.turn > 0 or any(isinstance(item, Message) for item in state.timeline)
 
     def title(self) -> str | None:
-        """The agent's title for the session, else the start of the first prompt."""
+        """The agent's title for the session, else the start of the first prompt as the user
+        typed it (an agent's title that only repeats the summary acp-tui put before it, after
+        a rewind, is no title)."""
         state = self.session.state
-        if state.title:
+        if state.title and not state.title.startswith(CONTEXT_MARK):
             return state.title
         if self._title is None:
             first = next(
                 (i for i in state.timeline if isinstance(i, Message) and i.role == "user"), None
             )
-            text = " ".join(first.text.split()) if first is not None else ""
+            text = " ".join(typed_text(first.text).split()) if first is not None else ""
             if text:
                 cut = text[:TITLE_LENGTH]
                 self._title = cut + "…" if len(text) > TITLE_LENGTH else cut

@@ -13,6 +13,9 @@ from acp_tui.text import shorten
 
 MESSAGE_CHARS = 600
 TOTAL_CHARS = 6000
+CONTEXT_MARK = "[Context from acp-tui]"
+"""How the summary starts: what tells it from what the user wrote."""
+CONTEXT_END = "\n\n[The user's message follows.]\n"
 
 
 def _cut(text: str, limit: int) -> str:
@@ -31,12 +34,12 @@ def kept_turns_summary(state: SessionState, before_turn: int) -> str:
         elif isinstance(item, ToolCallState) and item.title:
             entry["tools"].append(f"{item.title} ({item.status})")
     head = (
-        "[Context from acp-tui] This conversation continues an earlier session with you, "
+        f"{CONTEXT_MARK} This conversation continues an earlier session with you, "
         f"from before its turn {before_turn}: the workspace's files were put back as they were "
         "then, and what came after is undone. You do not remember the earlier session; "
     )
     if not turns:
-        return head + "nothing came before that turn."
+        return head + "nothing came before that turn." + CONTEXT_END
     lines = [head + "in short, it went:"]
     for number in sorted(turns):
         entry = turns[number]
@@ -49,4 +52,13 @@ def kept_turns_summary(state: SessionState, before_turn: int) -> str:
     if len(text) > TOTAL_CHARS:
         # The latest turns matter most: keep the head and the end.
         text = lines[0] + "\n…\n" + text[-(TOTAL_CHARS - len(lines[0])) :]
-    return text + "\n\n[The user's message follows.]\n"
+    return text + CONTEXT_END
+
+
+def typed_text(text: str) -> str:
+    """A prompt's text as the user typed it: without the summary acp-tui put before it."""
+    if text.startswith(CONTEXT_MARK):
+        _context, end, typed = text.partition(CONTEXT_END)
+        if end:
+            return typed
+    return text

@@ -145,10 +145,18 @@ def parse(prompt: list[dict[str, Any]]) -> tuple[str | None, str, str]:
     return None, "", text
 
 
+CLIENT_CONTEXT = "[Context from acp-tui]"
+"""How the text block starts that acp-tui puts before the user's prompt when a conversation
+goes on in a new session after a rewind (a summary of the turns before): the command, and
+what the session is called, are in the blocks after it."""
+
+
 def _prompt_text(prompt: list[dict[str, Any]]) -> str:
     parts = [block.get("text") for block in prompt if block.get("type") == "text"]
     if not all(isinstance(part, str) for part in parts):
         raise RpcError(INVALID_PARAMS, "Invalid params: a text block's `text` must be a string")
+    if len(parts) > 1 and parts[0].startswith(CLIENT_CONTEXT):
+        del parts[0]
     return "\n".join(parts).strip()
 
 
