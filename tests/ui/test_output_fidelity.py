@@ -8,18 +8,23 @@ import asyncio
 import functools
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import msgspec
 import pytest
+from textual.widget import Widget
 
 from acp_tui.protocol.updates import decode_session_notification
+from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.message import AgentMessage
+from acp_tui.ui.widgets.strips_view import StripsView
 from acp_tui.ui.widgets.tool_call import ToolCallCard
+from acp_tui.ui.widgets.tool_output import ToolOutput
 from tests.support.pilot import wait_until
 from tests.support.ui import started_app
 
 Run = Callable[..., Any]
+W = TypeVar("W", bound=Widget)
 
 
 def decoded(update: dict[str, Any]) -> Any:
@@ -88,3 +93,129 @@ async def test_a_body_mounted_while_the_cards_layout_is_pending_is_shown(run: Ru
             return body is not card.children[0] and body.region.height > 0 and inside
 
         await wait_until(pilot, body_inside, timeout=5)
+
+
+# -- command output shown exactly ---------------------------------------------------------------
+
+OUTPUT = "# not a heading\n- not a bullet\n__init__.py\nline1\nline2\nline3"
+
+
+def shown(view: StripsView) -> list[str]:
+    """The lines a view draws, right-trimmed."""
+    return [strip.text.rstrip() for strip in view.lines_for(view.size.width)]
+
+
+def card(app: Any, call_id: str) -> ToolCallCard:
+    return next(card for card in app.chat.query(ToolCallCard) if card.item.id == call_id)
+
+
+async def view_in(app: Any, pilot: Any, call_id: str, view: type[W]) -> W:
+    """The `view` in the card of `call_id`, once there."""
+
+    def found() -> bool:
+        return any(c.item.id == call_id and c.query(view) for c in app.chat.query(ToolCallCard))
+
+    await wait_until(pilot, found)
+    return card(app, call_id).query_one(view)
+
+
+def text_item(text: str) -> dict[str, Any]:
+    return {"type": "content", "content": {"type": "text", "text": text}}
+
+
+async def test_opencode_command_output_is_shown_as_written_with_its_exit_status(run: Run) -> None:
+    """OpenCode reports its bash tool's output as a text item (streamed whole in each
+    `in_progress`), and the exit status only in `rawOutput.metadata.exit`."""
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": "oc1"}
+        session.apply(
+            decoded(
+                {
+                    "sessionUpdate": "tool_call",
+                    "toolCallId": "oc1",
+                    "title": "bash",
+                    "kind": "execute",
+                    "status": "pending",
+                    "locations": [],
+                    "rawInput": {},
+                }
+            )
+        )
+        running = {"status": "in_progress", "kind": "execute", "title": "bash"}
+        session.apply(decoded({**update, **running, "content": [text_item("# not")]}))
+        raw = {"output": OUTPUT, "metadata": {"output": OUTPUT, "exit": 0, "description": "x"}}
+        done = {"status": "completed", "kind": "execute", "title": "List the files"}
+        session.apply(decoded({**update, **done, "content": [text_item(OUTPUT)], "rawOutput": raw}))
+        view = await view_in(app, pilot, "oc1", ToolOutput)
+        await wait_until(pilot, lambda: shown(view)[-1:] == ["✓ exit 0"])
+        assert shown(view) == [*OUTPUT.split("\n"), "✓ exit 0"]
+        assert not card(app, "oc1").query(MarkdownView)
+        assert card(app, "oc1").region.height == 2 + 1 + 1 + 7  # borders, head, gap, lines
+
+
+async def test_qwen_command_output_keeps_its_lines_and_says_it_failed(run: Run) -> None:
+    """Qwen Code: the shell's output as text once the call ends, the exit status in
+    `rawOutput.exitCode`."""
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        start = {"sessionUpdate": "tool_call", "toolCallId": "qw1", "status": "pending"}
+        command = {"command": "ls nowhere", "is_background": False}
+        session.apply(
+            decoded({**start, "title": "Shell: ls nowhere", "kind": "execute", "content": []})
+        )
+        session.apply(decoded({**start, "sessionUpdate": "tool_call_update", "rawInput": command}))
+        text = "ls: cannot access 'nowhere': No such file or directory\nexit status 2"
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": "qw1", "status": "failed"}
+        session.apply(
+            decoded({**update, "content": [text_item(text)], "rawOutput": {"exitCode": 2}})
+        )
+        view = await view_in(app, pilot, "qw1", ToolOutput)
+        await wait_until(pilot, lambda: shown(view)[-1:] == ["✗ exit 2"])
+        assert shown(view) == [*text.split("\n"), "✗ exit 2"]
+
+
+async def test_text_that_is_not_program_output_is_still_markdown(run: Run) -> None:
+    """A text item the agent wrote as Markdown stays Markdown: a fenced block (Claude Code's
+    output without a terminal), the description beside a terminal (Claude Code's Bash), and
+    the text of a tool that runs nothing."""
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        fenced = "```console\n$ ls\n__init__.py\n```"
+        calls = {
+            "fenced": ("execute", [text_item(fenced)]),
+            "beside": (
+                "execute",
+                [text_item("List **files**"), {"type": "terminal", "terminalId": "t"}],
+            ),
+            "fetch": ("fetch", [text_item("Some **bold** words")]),
+        }
+        for call_id, (kind, content) in calls.items():
+            start = {"sessionUpdate": "tool_call", "toolCallId": call_id, "title": call_id}
+            session.apply(decoded({**start, "kind": kind, "content": content}))
+        for call_id in calls:
+            await view_in(app, pilot, call_id, MarkdownView)
+            assert not card(app, call_id).query(ToolOutput)
+
+
+async def test_a_long_command_output_is_folded_to_its_end_and_opens_whole(run: Run) -> None:
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        lines = [f"\x1b[32mok\x1b[0m test_{n}" for n in range(40)]
+        start = {"sessionUpdate": "tool_call", "toolCallId": "long", "title": "pytest"}
+        raw = {"command": ["pytest", "-q"]}  # no kind: a command all the same
+        session.apply(decoded({**start, "rawInput": raw, "content": [text_item("\n".join(lines))]}))
+        view = await view_in(app, pilot, "long", ToolOutput)
+        await wait_until(pilot, lambda: len(shown(view)) == 13)
+        assert shown(view)[0] == "… 28 earlier lines  (enter to expand)"
+        assert shown(view)[-1] == "ok test_39"
+        green = view.lines_for(view.size.width)[-1]
+        assert any(seg.style and seg.style.color for seg in green if seg.text == "ok")
+        card(app, "long").focus()
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: len(shown(view)) == 40)
+        assert shown(view)[0] == "ok test_0"

@@ -52,9 +52,6 @@ class DiffView(StripsView):
         self._item = item
         self._rows: DiffRows | None = None
 
-    def accepts(self, item: ToolCallContent) -> bool:
-        return item.type == "diff"
-
     def sync(self, item: ToolCallContent) -> None:
         if item is not self._item:
             self._item = item

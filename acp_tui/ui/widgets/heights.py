@@ -13,6 +13,8 @@ from acp_tui.protocol.content import ContentBlock, DiffPatch, ToolCallContent, b
 from acp_tui.session.state import Message, Notice, PlanState, TimelineItem, ToolCallState
 from acp_tui.ui.widgets.diff_view import FOLDED_ROWS
 from acp_tui.ui.widgets.notice import DETAIL_LINES
+from acp_tui.ui.widgets.terminal_view import FOLDED_LINES
+from acp_tui.ui.widgets.tool_output import is_output, item_text, raw_exit_code, runs_command
 
 GAP = 1
 """The blank line above every block (its top margin)."""
@@ -56,6 +58,7 @@ def estimate(item: TimelineItem, width: int, expanded: bool = False) -> int:
 
 def _tool_body(call: ToolCallState, width: int, expanded: bool) -> int:
     lines = 0
+    outputs = 0
     for content in call.content:
         lines += GAP
         if content.type == "diff":
@@ -63,10 +66,16 @@ def _tool_body(call: ToolCallState, width: int, expanded: bool) -> int:
             lines += 1 + (rows if expanded else min(rows, FOLDED_ROWS + 1))
         elif content.type == "terminal":
             lines += TERMINAL_LINES
+        elif is_output(call, content):
+            outputs += 1
+            shown = wrapped_lines((item_text(content) or "").rstrip("\n").split("\n"), width - 2)
+            lines += shown if expanded else min(shown, FOLDED_LINES + 1)
         elif isinstance(content.content, ContentBlock) and content.content.type == "text":
             lines += wrapped_lines(block_text(content.content).split("\n"), width)
         else:
             lines += 1
+    if outputs and runs_command(call) and raw_exit_code(call.raw_output) is not None:
+        lines += 1  # how the command ended, under its output
     return lines
 
 

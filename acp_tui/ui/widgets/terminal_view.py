@@ -18,6 +18,15 @@ EXPANDED_BYTES = 256 * 1024
 """At most this much of the end of the output is rendered, even expanded."""
 
 
+def exit_text(exit_code: int | None, signal: str | None) -> Text:
+    """How a command ended: `✓ exit 0`, `✗ exit 2`, `✗ killed by SIGTERM`."""
+    if signal:
+        return Text(f"✗ killed by {signal}", "acp.error")
+    if exit_code == 0:
+        return Text("✓ exit 0", "acp.success")
+    return Text(f"✗ exit {exit_code}", "acp.error")
+
+
 class TerminalView(StripsView):
     """One `terminal` item of a tool call's content."""
 
@@ -49,9 +58,6 @@ class TerminalView(StripsView):
     @property
     def terminal(self) -> TerminalState | None:
         return self._state.terminals.get(self.terminal_id)
-
-    def accepts(self, item: ToolCallContent) -> bool:
-        return item.type == "terminal"
 
     def sync(self, item: ToolCallContent) -> None:
         other = item.terminal_id != self._item.terminal_id
@@ -100,11 +106,7 @@ class TerminalView(StripsView):
     def _status(self, terminal: TerminalState) -> Text:
         if not terminal.exited:
             return Text("● running", "acp.warning")
-        if terminal.signal:
-            return Text(f"✗ killed by {terminal.signal}", "acp.error")
-        if terminal.exit_code == 0:
-            return Text("✓ exit 0", "acp.success")
-        return Text(f"✗ exit {terminal.exit_code}", "acp.error")
+        return exit_text(terminal.exit_code, terminal.signal)
 
     def build_lines(self, width: int) -> list[Strip]:
         return render_strips(self.palette, self._renderable(), width)

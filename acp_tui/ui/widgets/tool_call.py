@@ -34,6 +34,7 @@ from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.quiet_size import quiet_virtual_size
 from acp_tui.ui.widgets.render_view import RenderView
 from acp_tui.ui.widgets.terminal_view import TerminalView
+from acp_tui.ui.widgets.tool_output import ToolOutput, is_output, raw_exit_code, runs_command
 
 KIND_ICONS = {
     "read": "◧",
@@ -150,14 +151,11 @@ class HeadLines(Visual):
 
 
 class ToolText(MarkdownView):
-    """A `content` item that is text: Markdown, like the agent's messages."""
+    """A `content` item that is text the agent wrote: Markdown, like its messages."""
 
     def __init__(self, item: ToolCallContent) -> None:
         super().__init__(_content_text(item))
         self._item = item
-
-    def accepts(self, item: ToolCallContent) -> bool:
-        return item.type == "content" and _is_text(item)
 
     def sync(self, item: ToolCallContent) -> None:
         if item is self._item:
@@ -185,14 +183,6 @@ class ToolChip(RenderView):
         # A content item of a type from the future: say what it is, never drop it.
         return Text(f"◆ {self._item.type}", "acp.muted")
 
-    def accepts(self, item: ToolCallContent) -> bool:
-        return (
-            item.type != "diff"
-            and item.type != "terminal"
-            and not _is_text(item)
-            and _image_block(item) is None
-        )
-
     def sync(self, item: ToolCallContent) -> None:
         if item is not self._item:
             self._item = item
@@ -201,9 +191,6 @@ class ToolChip(RenderView):
 
 class ToolImage(ImageView):
     """A `content` item that is an image: drawn where the terminal can."""
-
-    def accepts(self, item: ToolCallContent) -> bool:
-        return _image_block(item) is not None
 
     def sync(self, item: ToolCallContent) -> None:
         block = _image_block(item)
@@ -214,14 +201,16 @@ class ToolImage(ImageView):
 def content_views(call: ToolCallState) -> tuple[type[Widget], ...]:
     """The widgets a card shows `call`'s content with, in order: a card released by the
     transcript is shown again for a call of the same shape, with nothing to mount or remove."""
-    return tuple(_view_class(item) for item in call.content)
+    return tuple(_view_class(call, item) for item in call.content)
 
 
-def _view_class(item: ToolCallContent) -> type[Widget]:
+def _view_class(call: ToolCallState, item: ToolCallContent) -> type[Widget]:
     if item.type == "diff":
         return DiffView
     if item.type == "terminal":
         return TerminalView
+    if is_output(call, item):
+        return ToolOutput
     if _is_text(item):
         return ToolText
     return ToolImage if _image_block(item) is not None else ToolChip
@@ -333,12 +322,13 @@ class ToolCallCard(Block):
         return [child for child in self.children[1:] if child is not self._raw_view]
 
     def _sync_body(self) -> None:
+        call = self.item
         children = self._content_views()
-        content = self.item.content
+        content = call.content
         for index, item in enumerate(content):
             if index < len(children):
                 child = children[index]
-                if child.accepts(item):  # type: ignore[attr-defined]
+                if type(child) is _view_class(call, item):
                     child.sync(item)  # type: ignore[attr-defined]
                     continue
                 for stale in children[index:]:
@@ -349,9 +339,19 @@ class ToolCallCard(Block):
             children.append(widget)
         for stale in children[len(content) :]:
             stale.remove()
+        self._show_command(children)
+
+    def _show_command(self, views: list[Widget]) -> None:
+        """Under a command's last output, how it ended, when only the raw output says (a
+        terminal says it itself)."""
+        outputs = [view for view in views if isinstance(view, ToolOutput)]
+        command = runs_command(self.item)
+        code = raw_exit_code(self.item.raw_output) if command else None
+        for output in outputs:
+            output.show_command(tail=command, exit_code=code if output is outputs[-1] else None)
 
     def _widget_for(self, item: ToolCallContent) -> Widget:
-        view = _view_class(item)
+        view = _view_class(self.item, item)
         if view is DiffView:
             diff = DiffView(item, self.root)
             diff.expanded = self.expanded
@@ -360,6 +360,10 @@ class ToolCallCard(Block):
             terminal = TerminalView(item, self.state, self._command())
             terminal.expanded = self.expanded
             return terminal
+        if view is ToolOutput:
+            output = ToolOutput(item)
+            output.expanded = self.expanded
+            return output
         if view is ToolImage:
             image = _image_block(item)
             assert image is not None
@@ -387,10 +391,9 @@ class ToolCallCard(Block):
         super().watch_expanded(expanded)
         if not self._ready:
             return
-        for view in self.query(DiffView):
-            view.set_expanded(expanded)
-        for terminal in self.query(TerminalView):
-            terminal.set_expanded(expanded)
+        for view in self._content_views():
+            if isinstance(view, DiffView | TerminalView | ToolOutput):
+                view.set_expanded(expanded)
         self._show_raw()
 
     def _show_raw(self) -> None:
@@ -428,7 +431,7 @@ class ToolCallCard(Block):
     def text(self) -> str:
         parts = [self.item.title]
         for child in self._content_views():
-            if isinstance(child, DiffView | TerminalView):
+            if isinstance(child, DiffView | TerminalView | ToolOutput):
                 parts.append(child.text())
             elif isinstance(child, MarkdownView):
                 parts.append(child.source)
