@@ -15,6 +15,8 @@ import pytest
 from textual.widget import Widget
 
 from acp_tui.protocol.updates import decode_session_notification
+from acp_tui.ui.render.diff import file_diff, snippet_start
+from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.message import AgentMessage
 from acp_tui.ui.widgets.strips_view import StripsView
@@ -219,3 +221,43 @@ async def test_a_long_command_output_is_folded_to_its_end_and_opens_whole(run: R
         await pilot.press("enter")
         await wait_until(pilot, lambda: len(shown(view)) == 40)
         assert shown(view)[0] == "ok test_0"
+
+
+# -- diffs numbered from the file ---------------------------------------------------------------
+
+
+def test_a_snippet_is_placed_by_its_old_text_else_its_new_text() -> None:
+    text = "one\ntwo\nthree\nfour\n"
+    assert snippet_start(text, "three\n", "3\n") == 3  # not made yet: the old text is there
+    assert snippet_start(text, "drei\n", "three\nfour") == 3  # made: the new text is
+    assert snippet_start(text, "o", "x") is None  # "o" is there three times: nowhere to say
+    assert snippet_start(text, "hree", "") == 3  # from the middle of a line: that line
+    assert snippet_start(text, text, "") == 1  # the whole file
+
+
+def test_a_diff_of_a_part_of_a_file_is_numbered_from_where_the_part_starts() -> None:
+    rows = file_diff(
+        "app.py", "a\nb\nc\nd\ne\nf\ng\nh\n", "a\nb\nc\nd\ne\nf\ng\nH\n", "ansi_dark", 41
+    )
+    plain = [row.plain for row in rows.rows]
+    assert plain[0] == "@@ -45,4 +45,4 @@"
+    assert plain[1:] == ["45   e", "46   f", "47   g", "48 - h", "48 + H"]
+
+
+async def test_a_pending_edit_is_numbered_from_the_file(run: Run) -> None:
+    """Claude Code's Edit: the diff of a pending edit holds the old and new string, not the
+    file; the workspace's file says where they are."""
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        root = session.client.options.cwd
+        diff = {"type": "diff", "path": str(root / "app.py")}
+        edit = {**diff, "oldText": 'greet("world")', "newText": 'greet("acp")'}
+        outside = {**diff, "path": "/etc/hostname", "oldText": "x", "newText": "y"}
+        for call_id, content in (("edit", edit), ("outside", outside)):
+            start = {"sessionUpdate": "tool_call", "toolCallId": call_id, "kind": "edit"}
+            session.apply(decoded({**start, "title": call_id, "content": [content]}))
+        view = await view_in(app, pilot, "edit", DiffView)
+        assert [row.plain for row in view.rows.rows] == ['5 - greet("world")', '5 + greet("acp")']
+        view = await view_in(app, pilot, "outside", DiffView)
+        assert [row.plain for row in view.rows.rows] == ["1 - x", "1 + y"]  # not read: as sent

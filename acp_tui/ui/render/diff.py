@@ -96,15 +96,29 @@ def _row(sign: str, number: int | None, width: int, line: Text, kind: str) -> Te
     return row
 
 
-def file_diff(path: str, old: str | None, new: str, theme: str) -> DiffRows:
-    """The rows of a v1 diff (`oldText` None or empty: a new file, shown whole)."""
+def snippet_start(file_text: str, old: str | None, new: str) -> int | None:
+    """The line of the file (from 1) where a diff of a part of it starts: where its old text
+    is (an edit not made yet), else its new text (made); None when neither is there once."""
+    for snippet in (old, new):
+        if not snippet:
+            continue
+        at = file_text.find(snippet)
+        if at >= 0 and file_text.find(snippet, at + 1) < 0:
+            return file_text.count("\n", 0, at) + 1
+    return None
+
+
+def file_diff(path: str, old: str | None, new: str, theme: str, first_line: int = 1) -> DiffRows:
+    """The rows of a v1 diff (`oldText` None or empty: a new file, shown whole), its lines
+    numbered from `first_line` (a diff of a part of the file: where that part starts)."""
     old_text = old or ""
     old_lines = old_text.splitlines()
     new_lines = new.splitlines()
     old_hl = _line_source(old_lines, _highlighted_lines(old_text, path, theme))
     new_hl = _line_source(new_lines, _highlighted_lines(new, path, theme))
     result = DiffRows(path=path, new_file=old is None or old == "")
-    width = len(str(max(len(old_lines), len(new_lines), 1)))
+    base = first_line - 1
+    width = len(str(base + max(len(old_lines), len(new_lines), 1)))
     if old_lines:
         matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
         groups = list(matcher.get_grouped_opcodes(CONTEXT))
@@ -113,29 +127,29 @@ def file_diff(path: str, old: str | None, new: str, theme: str) -> DiffRows:
     for index, group in enumerate(groups):
         first, last = group[0], group[-1]
         if index or first[1] > 0:
-            header = (
-                f"@@ -{first[1] + 1},{last[2] - first[1]} +{first[3] + 1},{last[4] - first[3]} @@"
-            )
+            old_at, new_at = base + first[1] + 1, base + first[3] + 1
+            header = f"@@ -{old_at},{last[2] - first[1]} +{new_at},{last[4] - first[3]} @@"
             result.add(Text(header, "acp.diff.hunk"), "hunk")
         for tag, i1, i2, j1, j2 in group:
             if tag == "equal":
                 shown = min(i2 - i1, result.room)
                 for offset in range(shown):
                     result.add(
-                        _row(" ", j1 + offset + 1, width, new_hl(j1 + offset), "same"), "same"
+                        _row(" ", base + j1 + offset + 1, width, new_hl(j1 + offset), "same"),
+                        "same",
                     )
                 result.hidden += i2 - i1 - shown
                 continue
             if tag in ("replace", "delete"):
                 shown = min(i2 - i1, result.room)
                 for i in range(i1, i1 + shown):
-                    result.add(_row("-", i + 1, width, old_hl(i), "remove"), "remove")
+                    result.add(_row("-", base + i + 1, width, old_hl(i), "remove"), "remove")
                 result.hidden += i2 - i1 - shown
                 result.removed += i2 - i1
             if tag in ("replace", "insert"):
                 shown = min(j2 - j1, result.room)
                 for j in range(j1, j1 + shown):
-                    result.add(_row("+", j + 1, width, new_hl(j), "add"), "add")
+                    result.add(_row("+", base + j + 1, width, new_hl(j), "add"), "add")
                 result.hidden += j2 - j1 - shown
                 result.added += j2 - j1
     return result.finish()

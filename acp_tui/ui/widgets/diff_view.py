@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 from rich.text import Text
 from textual.strip import Strip
 
 from acp_tui.protocol.content import DiffChange, DiffPatch, ToolCallContent
-from acp_tui.ui.render.diff import DiffRows, file_diff, patch_diff
+from acp_tui.ui.render.diff import DiffRows, file_diff, patch_diff, snippet_start
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
 FOLDED_ROWS = 14
 """Rows shown before a long diff is folded (Enter on the tool call shows the rest)."""
+MAX_PLACED = 4 * 1024 * 1024
+"""Files read to number a diff of a part of them from their own lines: at most this big."""
 
 
 def relative_path(path: str, root: Path | None) -> str:
@@ -23,6 +27,30 @@ def relative_path(path: str, root: Path | None) -> str:
         return str(Path(path).relative_to(root))
     except ValueError:
         return path
+
+
+def workspace_text(path: str, root: Path | None) -> str | None:
+    """The text of a regular file inside the workspace, small and UTF-8; else None."""
+    if root is None:
+        return None
+    resolved = Path(os.path.realpath(root / path))  # an absolute `path` stays as it is
+    try:
+        resolved.relative_to(os.path.realpath(root))
+        if not stat.S_ISREG((info := resolved.stat()).st_mode) or info.st_size > MAX_PLACED:
+            return None
+        return resolved.read_text(encoding="utf-8")
+    except (OSError, ValueError):  # outside, gone, unreadable, not UTF-8
+        return None
+
+
+def first_line(path: str, old: str | None, new: str, root: Path | None) -> int:
+    """Where a diff starts in its file: agents send an edit's snippet (Claude Code's
+    `old_string`, `new_string`), numbered from 1 unless the file places it."""
+    if not old:
+        return 1  # a new file
+    text = workspace_text(path, root)
+    start = snippet_start(text, old, new) if text is not None else None
+    return start or 1
 
 
 def change_line(change: DiffChange, root: Path | None) -> str:
@@ -74,7 +102,8 @@ class DiffView(StripsView):
         theme = self.palette.code_theme
         if isinstance(item.new_text, str) and isinstance(item.path, str):
             old = item.old_text if isinstance(item.old_text, str) else None
-            return file_diff(relative_path(item.path, self.root), old, item.new_text, theme)
+            start = first_line(item.path, old, item.new_text, self.root)
+            return file_diff(relative_path(item.path, self.root), old, item.new_text, theme, start)
         patch = item.patch
         changes = item.changes if isinstance(item.changes, list) else []
         path = ", ".join(relative_path(c.path, self.root) for c in changes) or "patch"
