@@ -40,6 +40,7 @@ from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar, settings_summary, turn_summary
 
 if TYPE_CHECKING:
+    from acp_tui.conversation.budget import Budget
     from acp_tui.conversation.conversation import Conversation
     from acp_tui.session.elicitation import PendingElicitation
     from acp_tui.session.session import PendingPermission, Session
@@ -260,6 +261,15 @@ class ChatScreen(Screen[None]):
             return  # the reason for a rejection, being typed, goes first
         if self.query_one(SessionHeader).status == "exited":
             return
+        reached = self.conversation.budget_reached() if self.conversation is not None else None
+        if reached is not None:
+            self.app.notify(
+                f"{reached.describe()}: the prompt waits until you raise the budget "
+                "(Ctrl+P: Raise the budget).",
+                title="Budget reached",
+                severity="warning",
+            )
+            return
         queued = self.queue.pop(0)
         self._show_queue()
         if self._images_refused(session, queued):
@@ -280,6 +290,12 @@ class ChatScreen(Screen[None]):
         self._restore_title()
         self._sync_busy()
         self._send_next()
+
+    def raise_budget(self, budget: Budget) -> None:
+        """The user's new budget: what waited for it is sent."""
+        if self.conversation is not None:
+            self.conversation.raise_budget(budget)
+            self._send_next()
 
     def _show_queue(self) -> None:
         self.query_one(QueuedPrompts).show(self.queue)

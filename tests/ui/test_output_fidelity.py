@@ -20,7 +20,8 @@ from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.message import AgentMessage
 from acp_tui.ui.widgets.strips_view import StripsView
-from acp_tui.ui.widgets.tool_call import ToolCallCard
+from acp_tui.ui.widgets.terminal_view import TerminalView
+from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from acp_tui.ui.widgets.tool_output import ToolOutput
 from tests.support.pilot import wait_until
 from tests.support.ui import started_app
@@ -261,3 +262,35 @@ async def test_a_pending_edit_is_numbered_from_the_file(run: Run) -> None:
         assert [row.plain for row in view.rows.rows] == ['5 - greet("world")', '5 + greet("acp")']
         view = await view_in(app, pilot, "outside", DiffView)
         assert [row.plain for row in view.rows.rows] == ["1 - x", "1 + y"]  # not read: as sent
+
+
+# -- one status per card ------------------------------------------------------------------------
+
+
+async def test_a_command_waiting_for_permission_does_not_say_it_runs(run: Run) -> None:
+    """claude-agent-acp announces its Bash tool's terminal (`_meta.terminal_info`) with the
+    tool call, then asks permission: the card is `pending`, and so is its terminal."""
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        terminal = {"type": "terminal", "terminalId": "term1"}
+        meta = {"terminal_info": {"terminal_id": "term1", "cwd": "/tmp"}}
+        start = {"sessionUpdate": "tool_call", "toolCallId": "bash1", "kind": "execute"}
+        session.apply(
+            decoded(
+                {**start, "title": "ls -la", "status": "pending", "content": [terminal]}
+                | {"_meta": meta, "rawInput": {"command": "ls -la"}}
+            )
+        )
+        view = await view_in(app, pilot, "bash1", TerminalView)
+        await wait_until(pilot, lambda: shown(view) == ["$ ls -la"])
+        head = card(app, "bash1").query_one(ToolHead)
+        assert head.status.plain.strip() == "○ pending"
+
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": "bash1"}
+        output = {"terminal_output_delta": {"terminal_id": "term1", "data": "total 0\n"}}
+        session.apply(decoded({**update, "status": "in_progress", "_meta": output}))
+        await wait_until(pilot, lambda: shown(view) == ["$ ls -la", "total 0", "● running"])
+        end = {"terminal_exit": {"terminal_id": "term1", "exit_code": 0, "signal": None}}
+        session.apply(decoded({**update, "status": "completed", "_meta": end}))
+        await wait_until(pilot, lambda: shown(view) == ["$ ls -la", "total 0", "✓ exit 0"])

@@ -49,6 +49,8 @@ class TerminalView(StripsView):
         self.command = command
         """The command as the tool call described it, for terminals that do not say (v1)."""
         self.expanded = False
+        self.call_status = "in_progress"
+        """The status of the tool call it shows the command of (the card keeps it)."""
         self._timer: Timer | None = None
 
     @property
@@ -70,6 +72,11 @@ class TerminalView(StripsView):
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:
             self.expanded = expanded
+            self.invalidate()
+
+    def set_call_status(self, status: str) -> None:
+        if status != self.call_status:
+            self.call_status = status
             self.invalidate()
 
     def output_changed(self) -> None:
@@ -100,13 +107,21 @@ class TerminalView(StripsView):
         parts.extend(lines)
         if terminal.truncated:
             parts.insert(1, Text("(output truncated by the client)", "acp.muted"))
-        parts.append(self._status(terminal))
+        status = self._status(terminal)
+        if status is not None:
+            parts.append(status)
         return Group(*parts)
 
-    def _status(self, terminal: TerminalState) -> Text:
-        if not terminal.exited:
+    def _status(self, terminal: TerminalState) -> Text | None:
+        if terminal.exited:
+            return exit_text(terminal.exit_code, terminal.signal)
+        # An agent announces its own terminal with the call (claude-agent-acp's Bash), before
+        # it asks permission to run it: running only once the call is, or output shows it
+        # is. A call over without the terminal saying how: the card's status says it.
+        call = self.call_status
+        if call == "in_progress" or (call == "pending" and terminal.output):
             return Text("● running", "acp.warning")
-        return exit_text(terminal.exit_code, terminal.signal)
+        return None
 
     def build_lines(self, width: int) -> list[Strip]:
         return render_strips(self.palette, self._renderable(), width)

@@ -342,13 +342,17 @@ class ToolCallCard(Block):
         self._show_command(children)
 
     def _show_command(self, views: list[Widget]) -> None:
-        """Under a command's last output, how it ended, when only the raw output says (a
-        terminal says it itself)."""
+        """What the views of a command say of it: under its last output, how it ended when
+        only the raw output says; in a terminal, whether it runs yet."""
+        call = self.item
         outputs = [view for view in views if isinstance(view, ToolOutput)]
-        command = runs_command(self.item)
-        code = raw_exit_code(self.item.raw_output) if command else None
+        command = runs_command(call)
+        code = raw_exit_code(call.raw_output) if command else None
         for output in outputs:
             output.show_command(tail=command, exit_code=code if output is outputs[-1] else None)
+        for view in views:
+            if isinstance(view, TerminalView):
+                view.set_call_status(call.status)
 
     def _widget_for(self, item: ToolCallContent) -> Widget:
         view = _view_class(self.item, item)

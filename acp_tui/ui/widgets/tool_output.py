@@ -38,14 +38,13 @@ def item_text(item: ToolCallContent) -> str | None:
 def is_output(call: ToolCallState, item: ToolCallContent) -> bool:
     """Whether `item` is text a program wrote, to be shown as written.
 
-    Text the agent fenced itself is Markdown meant as such (Claude Code's reads and errors),
-    and a call with a terminal has its output there (Claude Code's Bash sends the command's
-    description as text beside it)."""
+    Text that opens with a fence is Markdown the agent wrote around the output (Claude Code's
+    reads and errors), and a call with a terminal has its output there (Claude Code's Bash
+    sends the command's description as text beside it)."""
     text = item_text(item)
     if text is None:
         return False
-    stripped = text.strip()
-    if stripped.startswith(FENCES) and stripped.endswith(FENCES):
+    if text.lstrip().startswith(FENCES):
         return False
     if "\x1b[" in text:
         return True  # colours only a program writes
