@@ -48,6 +48,7 @@ from acp_tui.services.permissions import (
     RuleDecision,
 )
 from acp_tui.session.options import ClientOptions, ProviderRoute
+from acp_tui.text import parse_size
 
 if TYPE_CHECKING:
     import tomllib
@@ -57,10 +58,9 @@ DEMO = "demo"
 DEMO_COMMAND = [sys.executable, "-m", "acp_tui.demo"]
 DEFAULT_MAX_DOWNLOAD = 1 << 30
 """The largest archive acp-tui downloads to install a registry agent (`max_download`)."""
-# 1 KB = 1024 B, as acp-tui shows sizes.
-_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([KMGT])i?)?B", re.IGNORECASE)
 
 _SIZES = ("max_download", "max_line", "max_write")
+_BUDGETS = ("max_cost", "max_context")
 _TOP_KEYS = {
     "default_agent",
     "permission",
@@ -69,6 +69,7 @@ _TOP_KEYS = {
     "agent_state",
     "agents",
     *_SIZES,
+    *_BUDGETS,
 }
 _AGENT_KEYS = {
     "command",
@@ -214,6 +215,10 @@ class Config(msgspec.Struct):
     """The longest message taken from an agent, in bytes (None: the connection's default)."""
     max_write: int | None = None
     """The largest file write made for an agent, in bytes (None: the fs service's default)."""
+    max_cost: float | None = None
+    """The most a session may cost (`--max-cost`), in the agent's currency."""
+    max_context: float | None = None
+    """The most of the agent's context window a session may fill, in percent."""
     problems: list[ConfigProblem] = msgspec.field(default_factory=list)
 
     def agent(self, name: str | None = None, command: list[str] | None = None) -> AgentConfig:
@@ -259,6 +264,10 @@ class Startup(msgspec.Struct):
     """`--auth`: sign in with this method first."""
     mode: str | None = None
     model: str | None = None
+    max_cost: float | None = None
+    """`--max-cost`: the most a session may cost, in the agent's currency."""
+    max_context: float | None = None
+    """`--max-context`: the most of the context window (percent) a session may fill."""
 
     @property
     def warnings(self) -> list[str]:
@@ -344,6 +353,14 @@ class _Reader:
             config.agent_state = self.folders(document.get("agent_state"))
         except _Invalid as invalid:
             self.problem(str(invalid), invalid.line)
+        for key in _BUDGETS:
+            value = document.get(key)
+            if value is None:
+                continue
+            if isinstance(value, int | float) and not isinstance(value, bool) and value > 0:
+                setattr(config, key, float(value))
+            else:
+                self.problem(f"`{key}` must be a positive number", self.locate.line((), key))
         for key in _SIZES:
             try:
                 if key in document:
@@ -372,13 +389,11 @@ class _Reader:
         raise _Invalid(f"`{key}` must be ask, allow or reject", self.locate.line(table, key))
 
     def size(self, value: Any, key: str) -> int:
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-        match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
-        if match and float(match[1]) > 0:
-            return int(float(match[1]) * 1024 ** "BKMGT".index((match[2] or "B").upper()))
-        line = self.locate.line((), key)
-        raise _Invalid(f'`{key}` must be a number of bytes or a size like "500 MB"', line)
+        size = parse_size(value)
+        if size is None:
+            line = self.locate.line((), key)
+            raise _Invalid(f'`{key}` must be a number of bytes or a size like "500 MB"', line)
+        return size
 
     def paths(self, value: Any) -> list[Path]:
         if value is None:

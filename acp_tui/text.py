@@ -4,6 +4,7 @@ diffs as git writes them."""
 from __future__ import annotations
 
 import difflib
+import re
 
 
 def human_size(size: int) -> str:
@@ -14,6 +15,20 @@ def human_size(size: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{value:.1f} GB"
+
+
+_SIZE = re.compile(r"(\d+(?:\.\d+)?)\s*(?:([KMGT])i?)?B", re.IGNORECASE)
+
+
+def parse_size(value: object) -> int | None:
+    """A positive number of bytes, or a size as people write it ("500 MB", "1.5 GiB"; 1 KB =
+    1024 B, as `human_size` shows them); None for anything else."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value > 0 else None
+    match = _SIZE.fullmatch(value.strip()) if isinstance(value, str) else None
+    if match is None or not float(match[1]) > 0:
+        return None
+    return int(float(match[1]) * 1024 ** "BKMGT".index((match[2] or "B").upper()))
 
 
 def shorten(text: str, width: int) -> str:

@@ -38,6 +38,7 @@ LAZY = [
     ("tui", "acp_tui.conversation.conversation"),
     ("tui", "acp_tui.conversation.agent_link"),
     ("tui", "acp_tui.conversation.shared"),
+    ("tui", "acp_tui.conversation.budget"),
     ("tui", "acp_tui.conversation.sign_in"),
     ("tui", "acp_tui.registry.choices"),
     ("tui", "acp_tui.ui.screens"),

@@ -151,6 +151,18 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "permission for (default: the config's, else on)",
     )
     parser.add_argument(
+        "--max-cost",
+        type=_positive,
+        metavar="DOLLARS",
+        help="stop a session once the agent reports it cost this much (its own usage_update)",
+    )
+    parser.add_argument(
+        "--max-context",
+        type=_positive,
+        metavar="PERCENT",
+        help="stop a session once it fills this much of the agent's context window",
+    )
+    parser.add_argument(
         "--elicitation",
         choices=("off", "decline", "cancel"),
         default="off",
@@ -364,3 +376,13 @@ _SUBCOMMAND_OPTIONS = {
     "changes": _changes,
     "rewind": _rewind,
 }
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value

@@ -94,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         auth=args.auth,
         mode=args.mode,
         model=args.model,
+        max_cost=config.max_cost if args.max_cost is None else args.max_cost,
+        max_context=config.max_context if args.max_context is None else args.max_context,
     )
     client_options = ClientOptions(
         cwd=workspace_for(agent, args.cwd),
@@ -190,6 +192,8 @@ def _run(
             fork=args.fork,
             record=not args.no_record,
             checkpoints=checkpoints,
+            max_cost=startup.max_cost,
+            max_context=startup.max_context,
         )
         try:
             code = asyncio.run(run_headless(agent.command, client_options, options))

@@ -20,6 +20,7 @@ import msgspec
 
 from acp_tui.conversation import opening as o
 from acp_tui.conversation.agent_link import STARTUP_ERRORS, AgentLink, NotNow
+from acp_tui.conversation.budget import Budget, BudgetWatch, Spent, spent
 from acp_tui.conversation.changes import SessionChanges
 from acp_tui.conversation.prompt import Prompt, prompt_content
 from acp_tui.conversation.sign_in import (
@@ -29,6 +30,7 @@ from acp_tui.conversation.sign_in import (
 )
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
 from acp_tui.records.export import export_path, session_markdown
+from acp_tui.session.change import Change
 from acp_tui.session.session import Session
 from acp_tui.session.state import SessionState
 from acp_tui.session.summary import kept_turns_summary
@@ -45,8 +47,60 @@ class TurnEnd(msgspec.Struct):
     """What the turn changed in the workspace (`TurnChanges`), when checkpointed."""
 
 
+BUDGET_CANCEL_GRACE = 5.0
+"""Seconds an agent gets to confirm the cancel a reached budget sent, before its turn is
+ended without it."""
+
+
 class Conversation(AgentLink):
     """What the user holds: an agent, its session, and the turns run in it."""
+
+    def __init__(self, *args: Any, budget: Budget | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.budget = budget or Budget()
+        self._budgets: dict[str, BudgetWatch] = {}
+        """What each session was told of its budgets, by session id."""
+        self.subscribe(self._watch_budget)
+
+    # -- budgets ------------------------------------------------------------------------------
+
+    def budget_reached(self) -> Spent | None:
+        """The budget the shown session has reached, if any: no prompt goes until raised."""
+        session = self.session
+        watch = self._budgets.get(session.id) if session is not None else None
+        return watch.reached if watch is not None else None
+
+    def raise_budget(self, budget: Budget) -> None:
+        """The user's new budget; prompts go again if nothing is past it."""
+        self.budget = budget
+        session = self.session
+        if session is None:
+            return
+        watch = self._budgets.setdefault(session.id, BudgetWatch())
+        watch.raised(session.state, budget)
+        stands = "; ".join(x.describe() for x in spent(session.state, budget)) or "no limit"
+        session.notice("info", f"Budget raised: {stands}")
+
+    def _watch_budget(self, session: Session, change: Change) -> None:
+        if change.kind != "usage" or not self.budget.set:
+            return
+        watch = self._budgets.setdefault(session.id, BudgetWatch())
+        if watch.cost_unknown(session.state, self.budget):
+            session.notice("info", "The agent reports no cost: the cost budget cannot apply to it")
+        warnings, reached = watch.check(session.state, self.budget)
+        for stand in warnings:
+            # Said aside, not in the transcript: a notice there would cut the answer in two.
+            self.front_end.warn(f"{stand.describe()} spent", title="Budget")
+            self.front_end.budget(stand)
+        if reached is not None:
+            session.notice(
+                "error",
+                f"Budget reached: {reached.describe()}",
+                "The turn is cancelled, and no prompt is sent until you raise the budget.",
+            )
+            self.front_end.budget(reached)
+            if session is self.session:
+                self.cancel(BUDGET_CANCEL_GRACE)
 
     async def list_sessions(self) -> list[o.SessionEntry]:
         """This agent's sessions in the workspace: its own list (if it runs) and the records."""
@@ -242,6 +296,11 @@ class Conversation(AgentLink):
         session, client = self.session, self.client
         if session is None or client is None:
             raise NotNow("No session", "The agent has no session open.")
+        reached = self.budget_reached()
+        if reached is not None:
+            raise NotNow(
+                "Budget reached", f"{reached.describe()}: raise the budget to send a prompt."
+            )
         self.sending = True
         checkpoints = self.shared.checkpoints
         end = TurnEnd(None)

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from acp_tui.conversation.budget import Spent
     from acp_tui.conversation.sign_in import AuthChoice
     from acp_tui.session.agent_info import AgentInfo
     from acp_tui.session.elicitation import PendingElicitation
@@ -55,6 +56,10 @@ class FrontEnd:
         rewind): show it instead of the one before."""
 
     # -- what acp-tui has to say ----------------------------------------------------------------
+
+    def budget(self, stand: Spent) -> None:
+        """A budget passed its warning, or was reached (`stand.reached`): the session says
+        so already; a front end that keeps score (headless: its exit status) hears it here."""
 
     def say(self, severity: str, title: str, detail: str | None = None) -> None:
         """Something acp-tui (not the agent) wants the user to know, about the session."""

@@ -18,6 +18,7 @@ import msgspec
 
 from acp_tui.config import AgentConfig
 from acp_tui.conversation.agent_link import STARTUP_ERRORS, NotSelected, Opening
+from acp_tui.conversation.budget import Budget, Spent
 from acp_tui.conversation.conversation import Conversation
 from acp_tui.conversation.front_end import FrontEnd
 from acp_tui.conversation.prompt import Prompt
@@ -36,6 +37,7 @@ EXIT_FAILED = 1
 EXIT_REFUSED = 3
 EXIT_LIMIT = 4
 EXIT_OTHER_STOP = 5
+EXIT_BUDGET = 6
 EXIT_CANCELLED = 130
 CANCEL_GRACE = 10.0
 """Seconds an agent gets to confirm a cancel before acp-tui stops waiting and stops it."""
@@ -72,6 +74,9 @@ class HeadlessOptions(msgspec.Struct):
     """Go on in a fork of the `resume` session (`session/fork`), which stays as it was."""
     record: bool = True
     """Keep a local record of the conversation (see `acp_tui.records`)."""
+    max_cost: float | None = None
+    max_context: float | None = None
+    """The budgets (see `acp_tui.conversation.budget`): reached, the run ends with status 6."""
     checkpoints: Checkpointer | None = None
     """What checkpoints the workspace around each turn (see `acp_tui.checkpoints`), made by
     the caller so that the first turn's can begin as the agent starts; None: no checkpoints."""
@@ -125,9 +130,11 @@ class HeadlessRun(FrontEnd):
             options.model,
             strict=True,
         )
+        budget = Budget(options.max_cost, options.max_context)
         self.conversation = Conversation(
-            self.agent, client_options, self.shared, self, opening=opening
+            self.agent, client_options, self.shared, self, opening=opening, budget=budget
         )
+        self.reached: Spent | None = None
         self.conversation.subscribe(self.json or self.text)  # type: ignore[arg-type]
         self.interrupted = False
         self._agent_started = False
@@ -198,6 +205,8 @@ class HeadlessRun(FrontEnd):
                 )
             if self.text is not None:
                 self.text.end_turn()
+            if self.reached is not None:
+                raise Failure(f"budget reached: {self.reached.describe()}", EXIT_BUDGET)
             stop_reason = end.stop_reason
             client = conversation.client
             if stop_reason is None and client is not None and client.exited.is_set():
@@ -240,6 +249,19 @@ class HeadlessRun(FrontEnd):
     def cancel_ignored(self) -> None:
         grace = self.options.cancel_grace
         self._warn(f"the agent ignored the cancel for {grace:g} s; stopping it")
+
+    def budget(self, stand: Spent) -> None:
+        if stand.reached:
+            self.reached = stand
+        if self.json is not None:
+            event = {
+                "type": "budget",
+                "measure": stand.measure,
+                "spent": stand.spent,
+                "limit": stand.limit,
+                "reached": stand.reached,
+            }
+            self.json.emit(event)
 
     def say(self, severity: str, title: str, detail: str | None = None) -> None:
         self._warn(title)

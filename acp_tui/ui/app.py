@@ -220,6 +220,7 @@ class AcpApp(App[int]):
         self.run_worker(self._start_agent(view), group=f"agent-{view.mode}", exit_on_error=False)
 
     async def _start_agent(self, view: ConversationView) -> None:
+        from acp_tui.conversation.budget import budget_of
         from acp_tui.conversation.conversation import Conversation
 
         if view.live_check is None:
@@ -234,6 +235,7 @@ class AcpApp(App[int]):
             opening=view.opening(self.startup),
             on_wire=view.live_check.feed,
             started=view.started,
+            budget=budget_of(self.startup),
         )
         assert view.chat is not None
         view.chat.follow(conversation)

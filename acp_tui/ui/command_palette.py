@@ -13,8 +13,10 @@ from acp_tui.protocol.jsonrpc import RpcError
 from acp_tui.session.state import Message
 
 if TYPE_CHECKING:
+    from acp_tui.conversation.conversation import Conversation
     from acp_tui.session.session import Session
     from acp_tui.ui.app import AcpApp
+    from acp_tui.ui.chat_screen import ChatScreen
 
 
 def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
@@ -40,6 +42,9 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
             "Sign out of the agent (`logout`)",
             lambda: app.run_worker(app.sign_out(), exit_on_error=False),
         )
+    conversation = chat.conversation if chat is not None else None
+    if chat is not None and conversation is not None and conversation.budget.set:
+        yield from _budget_commands(chat, conversation)
     yield SystemCommand(
         "Mode and settings", "The agent's modes, models and options (F2)", app.action_settings
     )
@@ -186,3 +191,26 @@ def copy_last_answer(app: AcpApp) -> None:
     if answer is not None:
         app.copy_to_clipboard(answer.text)
         app.notify(f"Copied {len(answer.text)} characters", timeout=2)
+
+
+def _budget_commands(chat: ChatScreen, conversation: Conversation) -> Iterator[SystemCommand]:
+    from acp_tui.conversation.budget import Budget  # the palette is built after the first frame
+
+    budget = conversation.budget
+    cost, context = budget.max_cost, budget.max_context
+    more = Budget(
+        cost * 1.5 if cost is not None else None,
+        min(context * 1.25, 100) if context is not None else None,
+    )
+    said = [f"cost ${more.max_cost:.2f}"] if more.max_cost is not None else []
+    said += [f"context {more.max_context:g}%"] if more.max_context is not None else []
+    yield SystemCommand(
+        "Raise the budget",
+        f"Let the session go on: {', '.join(said)}",
+        partial(chat.raise_budget, more),
+    )
+    yield SystemCommand(
+        "Remove the budget",
+        "No cost or context limit for this conversation",
+        partial(chat.raise_budget, Budget()),
+    )

@@ -74,6 +74,7 @@ AGENTS: dict[str, HostileAgent] = {
         HostileAgent("never-asks", "unasked.py"),
         HostileAgent("odd-permissions", "odd_permissions.py"),
         HostileAgent("big-write", "big_write.py", ("200",)),
+        HostileAgent("costly", "costly.py", ("0.05", "1")),
     ]
 }
 
