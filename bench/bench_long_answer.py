@@ -1,0 +1,372 @@
+"""One long answer through the real app, end to end: does it stay as fast the longer it grows?
+
+The real `acp-tui` (`python -m acp_tui -- AGENT`, a fresh home and workspace, records and
+checkpoints on, as a user runs it) in a pseudo-terminal of 120x40, on `flood_agent.py`: a
+stdlib agent that answers the prompt with N `agent_message_chunk`s of Markdown (the demo's
+showcase cut into ~41-character chunks, repeated), written as fast as the pipe takes them. The
+last chunk is a sentinel word; the bench types a prompt, presses Enter, and reads what the app
+writes to the terminal until the sentinel is on screen. Per run:
+
+- chunks/s:  N over the time from Enter to the sentinel written to the terminal;
+- stall:     the longest gap between two writes to the terminal meanwhile (the longest the
+             screen stood still while the answer streamed);
+- RSS/chunk: the app's peak RSS (`VmHWM`) over the answer, less its RSS before Enter, over N;
+             and what it still holds `--linger` seconds after the sentinel (`VmRSS`).
+
+Each length is run `--runs` times, interleaved; medians. The ratio that matters is the long
+answer's rate over the short one's, in the same process and the same minutes (the machine's
+load moves both alike): 1.0 is linear, less is a per-chunk cost that grows with the answer.
+Targets (issue 29): the 80,000-chunk rate >= 0.8x the 20,000-chunk one; <= 1 KB RSS a chunk
+over 80,000 chunks; no stall over 20 ms.
+
+`--profile`: one run of the longest length with the app sampling its own main thread (every
+`--interval` seconds, from a thread of its own, `sys._current_frames`) from Enter to the
+sentinel; the stacks are written, collapsed (one `frame;frame;... count` a line, flame-graph
+style) to `--profile-out`, and the functions seen most are printed.
+
+Run: python bench/bench_long_answer.py [--chunks 20000 80000] [--runs 3] [--profile]
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fcntl
+import json
+import os
+import pty
+import re
+import select
+import signal
+import statistics
+import struct
+import sys
+import tempfile
+import termios
+import time
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from flood_agent import SESSION  # noqa: E402
+
+from acp_tui.demo.texts import MARKDOWN_SHOWCASE  # noqa: E402
+from acp_tui.demo.turn import pieces  # noqa: E402
+
+ROWS, COLUMNS = 40, 120
+WORDS_PER_CHUNK = 6
+"""Words a chunk: ~42 characters of the showcase, about what a model streams at once."""
+SENTINEL = b"ANSWER-ENDS-HERE"
+SHOWN = re.compile(rb"Markdown, streamed|small chunks|second bullet|v1 name|Send one prompt")
+"""Words of the showcase, one of which is on any screenful of it: the answer began to show (in
+a flood, blocks that scroll past unseen are never drawn, the first heading among them)."""
+READY = b"press Enter"
+"""On the welcome above an empty session: the agent answered and the prompt takes input."""
+TIMEOUT = 120.0
+
+PROFILER = """
+import atexit, collections, os, runpy, sys, threading, time
+
+interval, out, start_file, stop_file = float(sys.argv[1]), *sys.argv[2:5]
+sys.argv = ["acp_tui", *sys.argv[5:]]
+main = threading.main_thread().ident
+stacks = collections.Counter()
+
+def sample():
+    while not os.path.exists(start_file):
+        time.sleep(0.01)
+    while not os.path.exists(stop_file):
+        frame = sys._current_frames().get(main)
+        names = []
+        while frame is not None:
+            code = frame.f_code
+            where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
+            names.append(f"{code.co_name} ({where})")
+            frame = frame.f_back
+        stacks[";".join(reversed(names))] += 1
+        time.sleep(interval)
+
+def write():
+    with open(out, "w") as file:
+        for stack, count in stacks.most_common():
+            file.write(f"{stack} {count}\\n")
+
+atexit.register(write)
+threading.Thread(target=sample, daemon=True).start()
+runpy.run_module("acp_tui", run_name="__main__")
+"""
+
+
+def answer_chunks(count: int) -> list[str]:
+    """`count` chunks of Markdown, the last one the sentinel (a paragraph of its own)."""
+    chunks: list[str] = []
+    showcase = pieces(MARKDOWN_SHOWCASE + "\n\n", WORDS_PER_CHUNK)
+    while len(chunks) < count - 1:
+        chunks.extend(showcase)
+    return [*chunks[: count - 1], f"\n\n{SENTINEL.decode()}\n"]
+
+
+def flood_file(count: int, into: Path) -> Path:
+    path = into / f"flood-{count}.jsonl"
+    with path.open("w") as file:
+        for chunk in answer_chunks(count):
+            update = {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "msg_long",
+                "content": {"type": "text", "text": chunk},
+            }
+            params = {"sessionId": SESSION, "update": update}
+            file.write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params}))
+            file.write("\n")
+    return path
+
+
+@dataclass
+class Run:
+    chunks: int
+    seconds: float
+    """Enter to the sentinel on screen."""
+    streaming: float
+    """The first chunk on screen to the sentinel on screen."""
+    cpu: float
+    """The app's CPU time from Enter to the sentinel (the agent's not counted)."""
+    stall: float
+    """The longest gap between two writes to the terminal while streaming (between those)."""
+    peak_kb: float
+    """Peak RSS over the answer less RSS before Enter, KB."""
+    held_kb: float
+    """RSS `--linger` seconds after the sentinel less RSS before Enter, KB."""
+
+    @property
+    def rate(self) -> float:
+        return self.chunks / self.seconds
+
+    @property
+    def streaming_rate(self) -> float:
+        return (self.chunks - 1) / self.streaming
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system time the process has used."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def status_kb(pid: int, field: str) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1])
+    raise KeyError(field)
+
+
+class Terminal:
+    """A program in a pseudo-terminal of ROWS x COLUMNS, and what it wrote."""
+
+    def __init__(self, argv: list[str], env: dict[str, str], cwd: Path) -> None:
+        pid, fd = pty.fork()
+        if pid == 0:  # the child: sizes its terminal, then becomes the program
+            try:
+                fcntl.ioctl(0, termios.TIOCSWINSZ, struct.pack("HHHH", ROWS, COLUMNS, 0, 0))
+                os.chdir(cwd)
+                os.execve(argv[0], argv, env)
+            finally:
+                os._exit(127)
+        self.pid, self.fd = pid, fd
+        self.seen = bytearray()
+
+    def read(self, timeout: float) -> bytes:
+        readable, _, _ = select.select([self.fd], [], [], timeout)
+        if not readable:
+            return b""
+        try:
+            data = os.read(self.fd, 1 << 16)
+        except OSError as error:  # EIO: the app closed the terminal
+            raise SystemExit(f"the app ended ({error}):\n{bytes(self.seen[-2000:])!r}") from None
+        return data
+
+    def wait_for(self, text: bytes, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.seen:
+            if time.monotonic() > deadline:
+                raise SystemExit(f"no {text!r} in {timeout:g} s:\n{bytes(self.seen[-2000:])!r}")
+            self.seen += self.read(0.1)
+
+    def drain(self, seconds: float) -> None:
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self.read(max(0.0, deadline - time.monotonic()))
+
+    def stop(self) -> None:
+        """End the app as a closed terminal does (SIGHUP: acp-tui stops its agent first)."""
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGHUP)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            readable, _, _ = select.select([self.fd], [], [], 0.02)
+            if readable:
+                with contextlib.suppress(OSError):  # EIO once it closed the terminal
+                    os.read(self.fd, 1 << 16)  # a full terminal would block its exit
+            done, _ = os.waitpid(self.pid, os.WNOHANG)
+            if done:
+                break
+        else:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.pid, signal.SIGKILL)  # the pty made it a group leader
+            os.waitpid(self.pid, 0)
+        os.close(self.fd)
+
+
+def environment(scratch: Path) -> dict[str, str]:
+    home = scratch / "home"
+    home.mkdir(exist_ok=True)
+    base = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(("PYTHON", "XDG_", "TEXTUAL")) and key not in ("COLUMNS", "LINES")
+    }
+    return base | {
+        "HOME": str(home),
+        "PYTHONPATH": str(REPO),
+        "TERM": "xterm-256color",
+        "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
+    }
+
+
+def long_answer(
+    count: int, flood: Path, scratch: Path, linger: float, profile: list[str] | None = None
+) -> Run:
+    """One run: the app started, `count` chunks streamed after Enter, timed to the sentinel."""
+    workspace = scratch / f"workspace-{time.monotonic_ns()}"
+    workspace.mkdir()
+    agent = [sys.executable, str(Path(__file__).with_name("flood_agent.py")), str(flood)]
+    app = [*(profile or [sys.executable, "-m", "acp_tui"]), "--cwd", str(workspace), "--", *agent]
+    terminal = Terminal(app, environment(scratch), workspace)
+    try:
+        terminal.wait_for(READY, 30)
+        os.write(terminal.fd, b"go")
+        terminal.drain(0.5)
+        before = status_kb(terminal.pid, "VmRSS")
+        if profile is not None:
+            (scratch / "profile-start").touch()
+        cpu_before = cpu_seconds(terminal.pid)
+        started = last = time.perf_counter()
+        os.write(terminal.fd, b"\r")
+        stall = 0.0
+        tail = b""
+        first: float | None = None
+        while True:
+            data = terminal.read(1.0)
+            now = time.perf_counter()
+            if now - started > TIMEOUT:
+                raise SystemExit(f"no sentinel in {TIMEOUT:g} s")
+            if first is not None:
+                stall = max(stall, now - last)
+            if not data:
+                continue
+            last = now
+            # A word may straddle two reads: look again at the end of the read before.
+            tail = tail[-32:] + data
+            if first is None and SHOWN.search(tail):
+                first = now
+            if SENTINEL in tail:
+                seconds = now - started
+                break
+        if profile is not None:
+            (scratch / "profile-stop").touch()
+        cpu = cpu_seconds(terminal.pid) - cpu_before
+        peak = status_kb(terminal.pid, "VmHWM")
+        terminal.drain(linger)
+        held = status_kb(terminal.pid, "VmRSS")
+    finally:
+        terminal.stop()
+    assert first is not None
+    return Run(count, seconds, now - first, cpu, stall, peak - before, held - before)
+
+
+def report(runs: dict[int, list[Run]]) -> None:
+    rates: dict[int, tuple[float, float, float]] = {}
+    for count, done in runs.items():
+        rate = statistics.median(run.rate for run in done)
+        streaming = statistics.median(run.streaming_rate for run in done)
+        per_cpu = statistics.median(run.chunks / run.cpu for run in done)
+        rates[count] = rate, streaming, per_cpu
+        stall = statistics.median(run.stall for run in done)
+        peak = statistics.median(run.peak_kb for run in done) * 1024 / count
+        held = statistics.median(run.held_kb for run in done) * 1024 / count
+        every = ", ".join(f"{run.rate:,.0f}/s {run.stall * 1000:.0f} ms" for run in done)
+        print(
+            f"{count:>7,} chunks: {rate:7,.0f} chunks/s Enter to the end ({count / rate:5.2f} s), "
+            f"{streaming:7,.0f}/s first chunk to the end, {per_cpu:7,.0f} per CPU second; "
+            f"worst stall {stall * 1000:4.0f} ms; "
+            f"RSS {peak:5.0f} B/chunk at peak, {held:5.0f} held  [{every}]"
+        )
+    counts = sorted(rates)
+    shortest = counts[0]
+    for count in counts[1:]:
+        long, short = rates[count], rates[shortest]
+        print(
+            f"{count:,} rate / {shortest:,} rate: {long[0] / short[0]:.2f}x Enter to the end, "
+            f"{long[1] / short[1]:.2f}x first chunk to the end, {long[2] / short[2]:.2f}x per "
+            "CPU second (target >= 0.8x)"
+        )
+
+
+def profile_run(count: int, flood: Path, scratch: Path, interval: float, out: Path) -> None:
+    harness = scratch / "profiler.py"
+    harness.write_text(PROFILER)
+    marks = [str(scratch / "profile-start"), str(scratch / "profile-stop")]
+    command = [sys.executable, str(harness), str(interval), str(out), *marks]
+    run = long_answer(count, flood, scratch, 0.0, command)
+    print(f"profiled: {run.rate:,.0f} chunks/s (sampling every {interval * 1000:g} ms)")
+    own: Counter[str] = Counter()
+    inclusive: Counter[str] = Counter()
+    total = 0
+    for line in out.read_text().splitlines():
+        stack, _, number = line.rpartition(" ")
+        frames, samples = stack.split(";"), int(number)
+        total += samples
+        own[frames[-1]] += samples
+        for frame in set(frames):
+            inclusive[frame] += samples
+    print(f"\n{total} samples; where they were (own):")
+    for frame, samples in own.most_common(25):
+        print(f"  {samples / total:6.1%}  {frame}")
+    print("\nwithin (inclusive):")
+    for frame, samples in inclusive.most_common(45):
+        print(f"  {samples / total:6.1%}  {frame}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--chunks", type=int, nargs="+", default=[20_000, 80_000])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--linger", type=float, default=5.0)
+    parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--interval", type=float, default=0.002)
+    parser.add_argument("--profile-out", type=Path, default=Path("long-answer.stacks"))
+    args = parser.parse_args()
+    with open("/proc/loadavg") as file:
+        print(f"load average before: {file.read().strip()}")
+    with tempfile.TemporaryDirectory(prefix="acp-tui-long-") as tmp:
+        scratch = Path(tmp)
+        floods = {count: flood_file(count, scratch) for count in args.chunks}
+        if args.profile:
+            count = max(args.chunks)
+            profile_run(count, floods[count], scratch, args.interval, args.profile_out.resolve())
+            return
+        long_answer(min(args.chunks), floods[min(args.chunks)], scratch, 0.0)  # warm caches
+        runs: dict[int, list[Run]] = {count: [] for count in args.chunks}
+        for _ in range(args.runs):
+            for count in args.chunks:
+                runs[count].append(long_answer(count, floods[count], scratch, args.linger))
+    with open("/proc/loadavg") as file:
+        print(f"load average after: {file.read().strip()}")
+    print(f"{args.runs} runs each, interleaved; medians")
+    report(runs)
+
+
+if __name__ == "__main__":
+    main()
