@@ -60,6 +60,8 @@ class RewindPlan:
     turn: int = 0
     not_put_back: list[tuple[str, str]] = field(default_factory=list)
     """Paths left as they are, since a checkpoint did not save their state, and why."""
+    paths: tuple[str, ...] = ()
+    """The files asked for (a file reverted), none when the rewind is of every file."""
 
     @property
     def conflicts(self) -> list[FileRestore]:
@@ -149,7 +151,9 @@ def plan_restore(
         touched_by_user.update(c.path for c in store.changes(start, end or now.commit))
     for restore in files:
         restore.user_changed = restore.user_changed or restore.path in touched_by_user
-    return RewindPlan(target, now, files, label, session_id, turn, sorted(left.items()))
+    return RewindPlan(
+        target, now, files, label, session_id, turn, sorted(left.items()), tuple(paths or ())
+    )
 
 
 def _undo_meta(plan: RewindPlan) -> dict[str, object]:

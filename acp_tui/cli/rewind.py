@@ -67,7 +67,10 @@ def _rewind(store: CheckpointStore, plan: RewindPlan, yes: bool, session_id: str
             return EXIT_FAILED
         print(f"Nothing to do: the files are as they were {what}.")
         return EXIT_OK
-    print(f"Putting back {len(plan.files)} file(s) as they were {what}:")
+    if plan.paths:  # files named: said as reverting them, not as a rewind of their turn
+        print(f"Reverting {', '.join(plan.paths)} to how it was {what}:")
+    else:
+        print(f"Putting back {len(plan.files)} file(s) as they were {what}:")
     for restore in plan.files:
         verb = "delete" if restore.action == "delete" else "restore"
         mark = "  (changed after the turn: yours?)" if restore.user_changed else ""
@@ -90,7 +93,10 @@ def _rewind(store: CheckpointStore, plan: RewindPlan, yes: bool, session_id: str
             print("Nothing was changed.")
             return EXIT_NOT_CONFIRMED
     result = apply_rewind(store, plan)  # Stale is a CheckpointError: said by `reported`
-    print(f"Put back {len(result.restored)} file(s).")
+    if plan.paths and result.restored:
+        print(f"Reverted {', '.join(result.restored)}.")
+    else:
+        print(f"Put back {len(result.restored)} file(s).")
     for path, reason in result.failed:
         warn(f"{path}: not put back: {reason}")
     _say_not_put_back(result.not_put_back)

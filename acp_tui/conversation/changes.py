@@ -115,19 +115,32 @@ class SessionChanges:
             return None
         return await self._run(lambda: undo_plan(store, done[-1], session_id))
 
-    def said(self, result: RewindResult, what: str, verb: str = "Rewound") -> str:
-        """Say in the session what a rewind did (it is part of its story); the line, for a
-        notification."""
+    def said(
+        self, result: RewindResult, what: str, verb: str = "Rewound", before: str = ""
+    ) -> tuple[str, str]:
+        """Say in the session what a rewind did (it is part of its story): `verb` `what`,
+        and how many files it put back; or, with `before` (the turn they went back to), when
+        `what` names them (a file reverted, a hunk), what became of them. A title and a
+        line, for a notification."""
         count = len(result.restored)
         noun = "file" if count == 1 else "files"
-        detail = [f"left as it was: {path} ({reason})" for path, reason in result.failed]
+        title = f"{verb} {what}"
+        if not before:
+            line = f"{count} {noun} put back"
+        elif result.restored:
+            line = f"As it was before {before}."
+        else:
+            title, line = f"Not {verb.lower()}: {what}", "Nothing was written."
+        headline = title if before else f"{title}: {line}"
+        detail = [line] if before else []
+        detail += [f"left as it was: {path} ({reason})" for path, reason in result.failed]
         detail += [f"not put back: {path} ({reason})" for path, reason in result.not_put_back]
         detail.append(
             "U in the changes view (F3) undoes it. The agent was not told: it sees the files "
             "as they are when it next reads them."
         )
-        self.session.notice("rewind", f"{verb} {what}: {count} {noun} put back", "\n".join(detail))
-        return f"{count} {noun} put back"
+        self.session.notice("rewind", headline, "\n".join(detail))
+        return title, line
 
 
 class NoCheckpoints(Exception):

@@ -215,3 +215,19 @@ def test_links_to_outside_the_agent_replaced_deleted_or_repointed_are_left_and_l
     assert alone.returncode == 1
     assert alone.stdout == "Nothing can be put back as it was before turn 1.\n"
     assert alone.stderr == f"acp-tui: deleted: not put back: {reason}\n"
+
+
+def test_reverting_one_file_from_the_shell_says_so(tmp_path: Path) -> None:
+    ws = workspace(tmp_path)
+    run = run_cli(tmp_path, "--cwd", str(ws), "--permission", "allow", "-p", "/edit app.py")
+    assert run.returncode == 0, run.stderr
+    session = run_cli(tmp_path, "changes", "--cwd", str(ws)).stdout.split()[1]
+    args = ("rewind", session, "--turn", "1", "--file", "app.py", "--yes", "--cwd", str(ws))
+    rewound = run_cli(tmp_path, *args)
+    assert rewound.returncode == 0, rewound.stderr
+    assert rewound.stdout.splitlines()[:3] == [
+        "Reverting app.py to how it was before turn 1:",
+        "  restore app.py",
+        "Reverted app.py.",
+    ]
+    assert (ws / "app.py").read_text() == 'def greet(name):\n    print("Hello " + name)\n'

@@ -29,7 +29,7 @@ from acp_tui.conversation.changes import FAILURES, NoCheckpoints, SessionChanges
 from acp_tui.protocol.content import ToolCallContent
 from acp_tui.text import human_size, shorten
 from acp_tui.ui.render.changes import LETTER_STYLES, counted
-from acp_tui.ui.screens.rewind import Answer, RewindScreen
+from acp_tui.ui.screens.rewind import RewindChoice, RewindScreen
 from acp_tui.ui.widgets.diff_view import DiffView
 
 if TYPE_CHECKING:
@@ -324,7 +324,7 @@ class ChangesScreen(Screen[None]):
         answer = await self._rewind(
             f"Rewind turn {turn}?", lambda c: plan_rewind(c, turn), can_continue=True
         )
-        if answer == "continue":
+        if answer is not None and answer.go_on:
             self.post_message(self.ContinueBefore(turn))
             self.dismiss()
 
@@ -352,7 +352,9 @@ class ChangesScreen(Screen[None]):
                 self.app,
                 self.session_changes,
                 result,
-                f"hunk {index + 1} of {change.path} (turn {turn})",
+                f"hunk {index + 1} of {change.path}",
+                "Reverted",
+                before=f"turn {turn}",
             )
         self.load()
 
@@ -367,7 +369,7 @@ class ChangesScreen(Screen[None]):
         plan_for: Callable[[SessionCheckpoints], RewindPlan],
         *,
         can_continue: bool = False,
-    ) -> Answer | None:
+    ) -> RewindChoice | None:
         """Plan, ask, rewind and say so; the answer (None when nothing was done)."""
         try:
             plan = await self.session_changes.plan(plan_for)
@@ -380,7 +382,11 @@ class ChangesScreen(Screen[None]):
             self.app, self.session_changes, plan, title, can_continue=can_continue
         )
         if result is not None:
-            report(self.app, self.session_changes, result, plan.label)
+            if plan.paths:  # a file reverted: said as such, not as a rewind of its turn
+                what = ", ".join(plan.paths)
+                report(self.app, self.session_changes, result, what, "Reverted", plan.label)
+            else:
+                report(self.app, self.session_changes, result, plan.label)
         self.load()
         return answer if result is not None else None
 
@@ -392,7 +398,7 @@ async def confirm_and_apply(
     title: str,
     *,
     can_continue: bool = False,
-) -> tuple[Answer, RewindResult | None]:
+) -> tuple[RewindChoice | None, RewindResult | None]:
     """Ask (the files, those changed after the turn picked out), then rewind; the answer,
     and the result (None when nothing was done)."""
     if not plan.files and not can_continue:
@@ -406,12 +412,12 @@ async def confirm_and_apply(
             app.notify(
                 f"The files are as they were before {plan.label} already.", title="Nothing to do"
             )
-        return "cancel", None
+        return None, None
     answer = await app.push_screen_wait(RewindScreen(plan, title, can_continue=can_continue))
-    if answer == "cancel":
+    if answer is None:
         return answer, None
     try:
-        result = await changes.apply(plan, skip_conflicts=answer == "keep")
+        result = await changes.apply(plan, skip_conflicts=answer.keep_later)
     except Stale as error:
         app.notify(str(error), title="Not rewound", severity="warning")
     except FAILURES as error:
@@ -427,11 +433,13 @@ def report(
     result: RewindResult,
     what: str,
     verb: str = "Rewound",
+    before: str = "",
 ) -> None:
-    """Say in the conversation, and in a notification, what a rewind did."""
-    said = changes.said(result, what, verb)
+    """Say in the conversation, and in a notification, what a rewind did (`before`: the turn
+    the files `what` names went back to)."""
+    title, line = changes.said(result, what, verb, before)
     severity = "warning" if result.failed or result.not_put_back else "information"
-    app.notify(said, title=f"{verb} {what}", severity=severity)
+    app.notify(line, title=title, severity=severity)
 
 
 async def undo_last_rewind(app: App[object], changes: SessionChanges) -> None:

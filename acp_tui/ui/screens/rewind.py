@@ -1,31 +1,47 @@
 """Asks before a rewind: the files it puts back or deletes, the ones someone changed after the
-turn ended picked out, and how to undo it."""
+turn ended picked out (rewind them too, or keep them), and how to undo it.
+
+Rewinding a whole turn may also go on from before it in a new session (`c`); with files
+changed after the turn, that asks the same question again, keep them or not, before it goes.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
+from textual.reactive import var
 from textual.widgets import Static
 
 from acp_tui.checkpoints.rewind import RewindPlan
 from acp_tui.ui.screens.dialog import Dialog
 
-Answer = Literal["all", "keep", "continue", "cancel"]
 SHOWN = 30
 """Files listed before `… and N more`."""
 
 
-class RewindScreen(Dialog[Answer]):
-    """`Rewind turn 3?` y (everything) · k (keep what changed after the turn) · n / esc."""
+@dataclass(frozen=True, slots=True)
+class RewindChoice:
+    """What the user chose (None: nothing, cancelled)."""
+
+    keep_later: bool = False
+    """Leave the files changed after the turn as they are."""
+    go_on: bool = False
+    """Then continue the conversation from before the turn, in a new session."""
+
+
+class RewindScreen(Dialog[RewindChoice | None]):
+    """`Rewind turn 3?` y (everything) · k (keep what changed after the turn) · c (and go on
+    from there) · n / esc; `Revert app.py?` for one file."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("y,enter", "answer('all')", "Rewind"),
         Binding("k", "answer('keep')", "Keep later changes"),
-        Binding("c", "answer('continue')", "Rewind and continue from here"),
+        Binding("c", "go_on", "Rewind and continue from here"),
         Binding("n,escape", "answer('cancel')", "Cancel"),
     ]
 
@@ -36,7 +52,11 @@ class RewindScreen(Dialog[Answer]):
     RewindScreen .rewind--warning { color: $text-warning; margin: 1 0 0 0; }
     RewindScreen .rewind--undo { color: $text-muted; margin: 1 0 0 0; }
     RewindScreen .rewind--keys { color: $text-muted; margin: 1 0 1 0; }
+    RewindScreen.-going-on .rewind--keys { color: $text; }
     """
+
+    going_on: var[bool] = var(False, init=False, toggle_class="-going-on")
+    """`c` was pressed with files changed after the turn: asking whether to keep them."""
 
     def __init__(self, plan: RewindPlan, title: str, *, can_continue: bool = False) -> None:
         super().__init__()
@@ -44,19 +64,14 @@ class RewindScreen(Dialog[Answer]):
         self.title_text = title
         self.can_continue = can_continue
         """A whole turn: the conversation can go on from before it, in a new session."""
+        self.verb = "revert" if plan.paths else "rewind"
 
     def compose(self) -> ComposeResult:
         plan = self.plan
         conflicts = plan.conflicts
         with Vertical() as box:
             box.border_title = self.title_text
-            count = len(plan.files)
-            noun = "file" if count == 1 else "files"
-            yield Static(
-                f"{count} {noun} {'goes' if count == 1 else 'go'} back to how "
-                f"{'it was' if count == 1 else 'they were'} before {plan.label}:",
-                classes="rewind--intro",
-            )
+            yield Static(self._intro(), classes="rewind--intro")
             with VerticalScroll():
                 yield Static(_file_list(plan))
             if conflicts:
@@ -70,26 +85,61 @@ class RewindScreen(Dialog[Answer]):
                 "last rewind) brings it back.",
                 classes="rewind--undo",
             )
-            keys = "y / enter  rewind     n / esc  cancel"
-            if conflicts:
-                keys = "y / enter  rewind all     k  keep the later changes     n / esc  cancel"
-            if self.can_continue:
-                keys += (
-                    "\nc  rewind, and continue the conversation from here in a new session "
-                    "(the agent gets a summary of the turns before; it does not remember "
-                    "them, nor anything after)"
-                )
-            yield Static(keys, classes="rewind--keys")
+            yield Static(self._keys(), classes="rewind--keys")
+
+    def _intro(self) -> str:
+        plan = self.plan
+        if len(plan.paths) == 1:
+            return f"{plan.paths[0]} goes back to how it was before {plan.label}:"
+        count = len(plan.files)
+        if count == 1:
+            return f"1 file goes back to how it was before {plan.label}:"
+        return f"{count} files go back to how they were before {plan.label}:"
+
+    def _keys(self) -> str:
+        verb = self.verb
+        if self.going_on:
+            them = "it" if len(self.plan.conflicts) == 1 else "them"
+            return (
+                f"Continue from before {self.plan.label} in a new session. And the files "
+                f"changed after the turn?\ny / enter  {verb} {them} too     k  keep {them}     "
+                "esc  back"
+            )
+        keys = f"y / enter  {verb}     n / esc  cancel"
+        if self.plan.conflicts:
+            keys = f"y / enter  {verb} all     k  keep the later changes     n / esc  cancel"
+        if self.can_continue:
+            keys += (
+                f"\nc  {verb}, and continue the conversation from here in a new session "
+                "(the agent gets a summary of the turns before; it does not remember "
+                "them, nor anything after)"
+            )
+        return keys
+
+    def watch_going_on(self) -> None:
+        self.query_one(".rewind--keys", Static).update(self._keys())
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "answer" and parameters == ("keep",):
             return bool(self.plan.conflicts)
-        if action == "answer" and parameters == ("continue",):
-            return self.can_continue
+        if action == "go_on":
+            return self.can_continue and not self.going_on
         return True
 
-    def action_answer(self, answer: Answer) -> None:
-        self.dismiss(answer)
+    def action_go_on(self) -> None:
+        if self.plan.conflicts:
+            self.going_on = True  # whether to keep them is asked again, for this
+        else:
+            self.dismiss(RewindChoice(go_on=True))
+
+    def action_answer(self, answer: Literal["all", "keep", "cancel"]) -> None:
+        if answer == "cancel":
+            if self.going_on:
+                self.going_on = False
+            else:
+                self.dismiss(None)
+            return
+        self.dismiss(RewindChoice(keep_later=answer == "keep", go_on=self.going_on))
 
 
 def _file_list(plan: RewindPlan) -> Content:
