@@ -14,6 +14,7 @@ import mimetypes
 import os
 import re
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
@@ -102,9 +103,9 @@ class PromptContent(msgspec.Struct):
     problems: list[str] = msgspec.field(default_factory=list)
 
 
-def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -> PromptContent:
-    """The content blocks for a prompt: its text, then one block per `@file` it mentions."""
-    content = PromptContent([text_block(text)])
+def mentioned_files(text: str, root: Path) -> Iterator[tuple[str, Path, bool]]:
+    """Each file `text` mentions, once: its name as written, its path resolved, and whether it
+    lies in the workspace `root` (a file outside is never sent)."""
     seen: set[Path] = set()
     inside = _resolved(root)
     for match in MENTION.finditer(text):
@@ -114,7 +115,24 @@ def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -
         if path is None or path in seen:
             continue
         seen.add(path)
-        if inside is None or not path.is_relative_to(inside):
+        yield relative, path, inside is not None and path.is_relative_to(inside)
+
+
+def mentioned_images(text: str, root: Path) -> list[tuple[str, Path]]:
+    """The images `text` mentions in the workspace, which go with it as images (if the agent
+    takes them): the TUI shows them as the prompt is written."""
+    return [
+        (name, path)
+        for name, path, inside in mentioned_files(text, root)
+        if inside and looks_like_image(path)
+    ]
+
+
+def prompt_blocks(text: str, root: Path, *, embed: bool, images: bool = False) -> PromptContent:
+    """The content blocks for a prompt: its text, then one block per `@file` it mentions."""
+    content = PromptContent([text_block(text)])
+    for relative, path, inside in mentioned_files(text, root):
+        if not inside:
             content.problems.append(f"{relative} is outside the workspace: not sent")
             continue
         block: ContentBlock | None = None

@@ -365,6 +365,11 @@ class ChatScreen(Screen[None]):
             prompt.insert_pasted(event.text)
             self.app.notify(str(error), title="Not attached", severity="warning")
 
+    @on(PromptInput.ImagesMentioned)
+    def _images_mentioned(self, event: PromptInput.ImagesMentioned) -> None:
+        takes = self._takes_images()
+        self.query_one(AttachmentBar).mention(event.images, takes_images=takes)
+
     @on(PromptInput.BackspaceOnEmpty)
     def _remove_attachment(self) -> None:
         removed = self.query_one(AttachmentBar).pop()

@@ -102,6 +102,34 @@ async def test_a_pasted_image_path_is_attached_sent_and_answered(tmp_path: Path)
         assert [block.type for block in last.content] == ["text", "image"]
 
 
+async def test_a_mentioned_image_shows_its_chip_as_the_prompt_is_written(tmp_path: Path) -> None:
+    """`@cat.png` typed shows the chip a pasted path would, before anything is sent; it goes
+    when the mention does, and a mention of an image too large says it goes as a link."""
+    async with started_app(tmp_path) as (app, pilot):
+        workspace = tmp_path / "workspace"
+        (workspace / "cat.png").write_bytes(CAT)
+        (workspace / "huge.png").write_bytes(CAT + bytes(6 * 1024 * 1024))
+        prompt = app.chat.query_one(PromptInput)
+        bar = app.chat.query_one(AttachmentBar)
+        prompt.set_text("what is in @cat.png?")
+        chip = "▣ image cat.png · image/png · 64×40 · 5.7 KB  @cat.png"  # noqa: RUF001
+        await wait_until(pilot, lambda: chip in shown(bar))
+        assert not bar.attachments  # it goes as the mention, not as an attachment too
+        prompt.set_text("what is in it?")
+        await wait_until(pilot, lambda: not bar.display)
+        prompt.set_text("@huge.png or @cat.png?")
+        await wait_until(pilot, lambda: chip in shown(bar))
+        assert "▣ image  huge.png is 6.0 MB: images are limited to 5.0 MB; it goes as a link" in (
+            shown(bar)
+        )
+        await pilot.press("enter")
+        await wait_idle(app, pilot)
+        assert not bar.display
+        assert app.session is not None
+        [user] = [m for m in app.session.state.messages.values() if m.role == "user"]
+        assert [block.type for block in user.content] == ["text", "resource_link", "image"]
+
+
 async def test_a_broken_or_huge_image_from_the_agent_is_a_chip_that_says_why(
     tmp_path: Path,
 ) -> None:
@@ -187,6 +215,8 @@ async def test_an_agent_without_images_gets_the_text_and_the_user_is_told(
         assert any("This agent does not take images" in notice for notice in notices)
 
         prompt.set_text("look at @cat.png")
+        bar = app.chat.query_one(AttachmentBar)
+        await wait_until(pilot, lambda: f"{NO_IMAGES}: it goes as a link" in shown(bar))
         await pilot.press("enter")
         await wait_idle(app, pilot)
         assert app.session is not None
@@ -197,7 +227,6 @@ async def test_an_agent_without_images_gets_the_text_and_the_user_is_told(
 
         # An image attached before the agent said it takes none, sent on its own: nothing goes
         # (it would be an empty text); the image is back in the draft, and the user is told.
-        bar = app.chat.query_one(AttachmentBar)
         app.chat.attach_image(image_from_file(cat))
         await pilot.press("enter")
         await wait_until(pilot, lambda: bar.attachments)

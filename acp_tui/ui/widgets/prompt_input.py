@@ -1,6 +1,7 @@
 """The prompt: multi-line, Enter sends, Shift+Enter or Ctrl+J for a newline, Up/Down at the
-edges walk the history, `/command` or `@path` at the cursor open a completion menu, and a
-pasted path to an image file is offered as an attachment instead of text."""
+edges walk the history, `/command` or `@path` at the cursor open a completion menu, a pasted
+path to an image file is offered as an attachment instead of text, and the images it mentions
+are said as they come and go."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from textual.message import Message
 from textual.widgets import TextArea
 
 from acp_tui.conversation.attachments import pasted_image_path
-from acp_tui.conversation.mentions import mention
+from acp_tui.conversation.mentions import mention, mentioned_images
 from acp_tui.ui.paint import paint_now
 from acp_tui.ui.widgets.completion_menu import CompletionMenu
 
@@ -88,6 +89,14 @@ class PromptInput(TextArea):
     class BackspaceOnEmpty(Message):
         """Backspace with nothing typed: the last attachment may go."""
 
+    class ImagesMentioned(Message):
+        """The images the prompt mentions (`@shot.png`, in the workspace) changed: `images`,
+        each as written and where it is."""
+
+        def __init__(self, images: list[tuple[str, Path]]) -> None:
+            super().__init__()
+            self.images = images
+
     def __init__(self, *, id: str | None = None, placeholder: str = "") -> None:
         super().__init__(
             id=id,
@@ -101,6 +110,7 @@ class PromptInput(TextArea):
         self.workspace = Path.cwd()
         """Where a pasted relative path is looked for."""
         self._query: CompletionQuery | None = None
+        self._images: list[tuple[str, Path]] = []
 
     # -- keys ---------------------------------------------------------------------------------
 
@@ -187,6 +197,11 @@ class PromptInput(TextArea):
 
     def _on_text_area_changed(self, event: TextArea.Changed) -> None:
         self._update_query()
+        text = self.text
+        images = mentioned_images(text, self.workspace) if "@" in text else []
+        if images != self._images:
+            self._images = images
+            self.post_message(self.ImagesMentioned(images))
 
     def _on_text_area_selection_changed(self, event: TextArea.SelectionChanged) -> None:
         self._update_query()
