@@ -14,11 +14,13 @@ import msgspec
 import pytest
 from textual.widget import Widget
 
-from acp_tui.protocol.updates import decode_session_notification
+from acp_tui.protocol.updates import PlanEntry, decode_session_notification
+from acp_tui.session.state import PlanState
 from acp_tui.ui.render.diff import file_diff, snippet_start
 from acp_tui.ui.widgets.diff_view import DiffView
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.message import AgentMessage
+from acp_tui.ui.widgets.plan_view import plan_content
 from acp_tui.ui.widgets.strips_view import StripsView
 from acp_tui.ui.widgets.terminal_view import TerminalView
 from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
@@ -181,13 +183,13 @@ async def test_qwen_command_output_keeps_its_lines_and_says_it_failed(run: Run) 
 
 
 async def test_text_that_is_not_program_output_is_still_markdown(run: Run) -> None:
-    """A text item the agent wrote as Markdown stays Markdown: a fenced block (Claude Code's
-    output without a terminal), the description beside a terminal (Claude Code's Bash), and
-    the text of a tool that runs nothing."""
+    """A text item the agent wrote as Markdown stays Markdown: one that opens with a fence
+    (Claude Code's output without a terminal), the description beside a terminal (Claude
+    Code's Bash), and the text of a tool that runs nothing."""
     async with run() as (app, pilot):
         session = app.session
         assert session is not None
-        fenced = "```console\n$ ls\n__init__.py\n```"
+        fenced = "```console\n$ ls\n__init__.py\n```\n\n(exit code 0)"  # the demo's, v1
         calls = {
             "fenced": ("execute", [text_item(fenced)]),
             "beside": (
@@ -294,3 +296,29 @@ async def test_a_command_waiting_for_permission_does_not_say_it_runs(run: Run) -
         end = {"terminal_exit": {"terminal_id": "term1", "exit_code": 0, "signal": None}}
         session.apply(decoded({**update, "status": "completed", "_meta": end}))
         await wait_until(pilot, lambda: shown(view) == ["$ ls -la", "total 0", "✓ exit 0"])
+
+
+# -- protocol words only where they mean something ----------------------------------------------
+
+
+async def test_the_default_kind_is_not_shown_as_a_word(run: Run) -> None:
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        for call_id, kind in (("mcp", "other"), ("sh", "execute")):
+            start = {"sessionUpdate": "tool_call", "toolCallId": call_id, "status": "completed"}
+            session.apply(decoded({**start, "title": f"A {call_id} tool", "kind": kind}))
+        other = await view_in(app, pilot, "mcp", ToolHead)
+        execute = await view_in(app, pilot, "sh", ToolHead)
+        assert other.kind.plain == "◆"
+        assert execute.kind.plain == "❯ execute"  # noqa: RUF001
+
+
+def test_priorities_are_shown_only_where_they_differ() -> None:
+    def plan(*priorities: str) -> PlanState:
+        entries = [PlanEntry(f"step {n}", p, "pending") for n, p in enumerate(priorities)]
+        return PlanState("p", entries=entries)
+
+    # OpenCode sends `medium` for every entry of its todo list: nothing to rank.
+    assert plan_content(plan("medium", "medium")).plain == "○ step 0\n○ step 1"
+    assert plan_content(plan("high", "low")).plain == "○ step 0  high\n○ step 1  low"

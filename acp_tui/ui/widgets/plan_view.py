@@ -28,10 +28,12 @@ PRIORITY_STYLES = {
 
 
 def plan_content(plan: PlanState) -> Content:
-    """The checklist: a mark per status, the entry, its priority; done entries struck out."""
+    """The checklist: a mark per status, the entry, its priority where priorities differ
+    (agents that have none send `medium` for every entry); done entries struck out."""
     if not plan.entries:
         return Content(plan.text or f"({plan.type} plan)")
     lines: list[Content] = []
+    ranked = len({entry.priority for entry in plan.entries}) > 1
     # Priorities line up in a column after the longest entry (within reason).
     column = min(max(len(entry.content) for entry in plan.entries), 60) + 2
     for entry in plan.entries:
@@ -41,15 +43,15 @@ def plan_content(plan: PlanState) -> Content:
             "cancelled": "$foreground 55% strike",
             "in_progress": "bold",
         }.get(entry.status, "")
-        priority_style = PRIORITY_STYLES.get(entry.priority, "$foreground-muted")
-        lines.append(
-            Content.assemble(
-                (f"{mark} ", mark_style),
-                (entry.content, text_style),
+        line = Content.assemble((f"{mark} ", mark_style), (entry.content, text_style))
+        if ranked:
+            priority_style = PRIORITY_STYLES.get(entry.priority, "$foreground-muted")
+            line = Content.assemble(
+                line,
                 " " * max(2, column - len(entry.content)),
                 (entry.priority, f"{priority_style} italic"),
             )
-        )
+        lines.append(line)
     return Content("\n").join(lines)
 
 

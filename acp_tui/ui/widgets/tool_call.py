@@ -113,7 +113,10 @@ class ToolHead(Widget):
             return  # most updates of a running call change only its content
         lines_changed = locations != (self._shown[3] if self._shown else "")
         self._shown = shown
-        self.kind = Content.styled(f"{KIND_ICONS.get(call.kind, '◆')} {call.kind}", "$accent")
+        icon = KIND_ICONS.get(call.kind, "◆")
+        # `other` is the protocol's default, not a kind: the icon alone says "some tool".
+        label = icon if call.kind == "other" else f"{icon} {call.kind}"
+        self.kind = Content.styled(label, "$accent")
         self.title = inline_code(title).stylize("bold $foreground")
         label, style = STATUS_PILLS.get(call.status, (call.status, STATUS_PILLS["pending"][1]))
         self.status = Content.styled(f" {label} ", style)
