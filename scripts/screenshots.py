@@ -346,6 +346,13 @@ async def rewind(app: AcpApp, pilot: Pilot[int]) -> None:
     await pilot.pause(0.2)
 
 
+async def rewind_continue(app: AcpApp, pilot: Pilot[int]) -> None:
+    """`c` with a file changed after the turn: keep it, or rewind it too, before going on."""
+    await rewind(app, pilot)
+    await pilot.press("c")
+    await pilot.pause(0.2)
+
+
 async def image(app: AcpApp, pilot: Pilot[int]) -> None:
     """A pasted image path becomes a chip, the demo agent says what the image is and sends its
     own picture. SVG cannot hold Kitty or Sixel pixels: the pictures are drawn with coloured
@@ -421,6 +428,7 @@ SCENES: dict[str, Scene] = {
     "changes-line": changes_line,
     "changes": changes,
     "rewind": rewind,
+    "rewind-continue": rewind_continue,
     "sessions": sessions,
     "fork": fork,
 }
