@@ -29,6 +29,7 @@ BASELINES = {
 LAZY = [
     ("cli", "acp_tui.ui.app"),
     ("cli", "acp_tui.headless.run"),
+    ("cli", "acp_tui.check.live"),
     ("cli", "asyncio"),
     ("cli", "acp_tui.checkpoints.checkpointer"),
     ("cli", "acp_tui.registry"),

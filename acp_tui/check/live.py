@@ -102,8 +102,32 @@ class LiveCheck:
         if self._reader is not None:
             self._reader.cancel()
 
-    async def _start(self) -> None:
-        await asyncio.sleep(START_DELAY)
+    async def finish(self, timeout: float) -> None:
+        """Check what is left before closing, waiting at most `timeout` for the validator:
+        headless, a run's last messages are checked too (and the validator is started at once
+        if the run was too short for it to have started)."""
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                if self._process is None and self._batch:
+                    if self._starting is not None and not self._spawning:
+                        self._starting.cancel()
+                        self._starting = None
+                    if self._starting is None:
+                        self._starting = asyncio.ensure_future(self._start(delay=0))
+                    await self._starting
+                process = self._process
+                if process is not None and process.stdin is not None and not self._closed:
+                    if self._flush is not None:
+                        self._flush.cancel()
+                    self._fed_at = self._held_since = -MAX_HOLD  # nothing pours any more
+                    self._write()
+                    process.stdin.close()
+                    if self._reader is not None:
+                        await self._reader  # to the validator's last word
+        await self.close()
+
+    async def _start(self, delay: float = START_DELAY) -> None:
+        await asyncio.sleep(delay)
         self._spawning = True
         try:
             self._process = await asyncio.create_subprocess_exec(

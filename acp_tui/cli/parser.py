@@ -151,6 +151,12 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "permission for (default: the config's, else on)",
     )
     parser.add_argument(
+        "--live-check",
+        action="store_true",
+        help="headless: check every message against the ACP schema as the run goes, and say "
+        "each violation (stderr, or a jsonl `violation` event); the TUI always does",
+    )
+    parser.add_argument(
         "--max-cost",
         type=_positive,
         metavar="DOLLARS",

@@ -194,6 +194,7 @@ def _run(
             checkpoints=checkpoints,
             max_cost=startup.max_cost,
             max_context=startup.max_context,
+            live_check=args.live_check,
         )
         try:
             code = asyncio.run(run_headless(agent.command, client_options, options))

@@ -12,7 +12,7 @@ import shlex
 import signal
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
@@ -32,12 +32,18 @@ from acp_tui.session.agent_info import AgentInfo
 from acp_tui.session.elicitation import PendingElicitation
 from acp_tui.session.options import ClientOptions
 
+if TYPE_CHECKING:
+    from acp_tui.check.live import LiveCheck
+
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_REFUSED = 3
 EXIT_LIMIT = 4
 EXIT_OTHER_STOP = 5
 EXIT_BUDGET = 6
+
+LIVE_CHECK_PATIENCE = 10.0
+"""Seconds the live check gets, once the run is over, to check the messages it has left."""
 EXIT_CANCELLED = 130
 CANCEL_GRACE = 10.0
 """Seconds an agent gets to confirm a cancel before acp-tui stops waiting and stops it."""
@@ -74,6 +80,9 @@ class HeadlessOptions(msgspec.Struct):
     """Go on in a fork of the `resume` session (`session/fork`), which stays as it was."""
     record: bool = True
     """Keep a local record of the conversation (see `acp_tui.records`)."""
+    live_check: bool = False
+    """Check every message against the schema as the run goes (`--live-check`); a violation is
+    said (stderr, or a jsonl `violation` event) and changes nothing else."""
     max_cost: float | None = None
     max_context: float | None = None
     """The budgets (see `acp_tui.conversation.budget`): reached, the run ends with status 6."""
@@ -131,8 +140,19 @@ class HeadlessRun(FrontEnd):
             strict=True,
         )
         budget = Budget(options.max_cost, options.max_context)
+        self.live: LiveCheck | None = None
+        if options.live_check:
+            from acp_tui.check.live import LiveCheck  # only when asked: most runs do without
+
+            self.live = LiveCheck(self._violation, on_behind=self._warn)
         self.conversation = Conversation(
-            self.agent, client_options, self.shared, self, opening=opening, budget=budget
+            self.agent,
+            client_options,
+            self.shared,
+            self,
+            opening=opening,
+            budget=budget,
+            on_wire=self.live.feed if self.live is not None else None,
         )
         self.reached: Spent | None = None
         self.conversation.subscribe(self.json or self.text)  # type: ignore[arg-type]
@@ -174,6 +194,8 @@ class HeadlessRun(FrontEnd):
             try:
                 self.shared.checkpoints.close()
                 await self.conversation.close()
+                if self.live is not None:
+                    await self.live.finish(LIVE_CHECK_PATIENCE)
             finally:
                 self.shared.close()
                 for sig in (signal.SIGINT, *_TERMINATING):
@@ -249,6 +271,12 @@ class HeadlessRun(FrontEnd):
     def cancel_ignored(self) -> None:
         grace = self.options.cancel_grace
         self._warn(f"the agent ignored the cancel for {grace:g} s; stopping it")
+
+    def _violation(self, problem: str) -> None:
+        if self.json is not None:
+            self.json.emit({"type": "violation", "problem": problem})
+        else:
+            self._warn(f"protocol violation: {problem}")
 
     def budget(self, stand: Spent) -> None:
         if stand.reached:

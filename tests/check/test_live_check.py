@@ -4,6 +4,7 @@ conversation is shown as if nothing happened."""
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import json
 import sys
@@ -96,3 +97,28 @@ async def test_a_flood_past_the_backlog_goes_unchecked_and_says_so(
         "the live protocol check fell behind a flood of messages: lines past a 0 MB backlog "
         "go unchecked"
     ]
+
+
+@pytest.mark.parametrize("output_format", ["text", "jsonl"])
+async def test_headless_says_each_violation_when_asked(tmp_path: Path, output_format: str) -> None:
+    """`--live-check`: a short run (over before the validator would have started) is checked
+    to its last message; the run itself is unchanged."""
+    argv = [
+        sys.executable, "-m", "acp_tui", "--cwd", str(tmp_path), "--no-record", "--live-check",
+        "--output-format", output_format, "-p", "hi",
+        "--", sys.executable, str(HERE / "flawed.py"), "bad-update",
+    ]  # fmt: skip
+    process = await asyncio.create_subprocess_exec(
+        *argv, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
+    )
+    out, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 0, err
+    said = "$.params.update.status: 'done' is not valid"
+    if output_format == "text":
+        assert out.decode() == "Hello\n"
+        [line] = [x for x in err.decode().splitlines() if "protocol violation" in x]
+        assert said in line
+    else:
+        events = [json.loads(line) for line in out.decode().splitlines()]
+        [violation] = [e for e in events if e["type"] == "violation"]
+        assert said in violation["problem"]
