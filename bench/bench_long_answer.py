@@ -1,11 +1,12 @@
 """One long answer through the real app, end to end: does it stay as fast the longer it grows?
 
 The real `acp-tui` (`python -m acp_tui -- AGENT`, a fresh home and workspace, records and
-checkpoints on, as a user runs it) in a pseudo-terminal of 120x40, on `flood_agent.py`: a
-stdlib agent that answers the prompt with N `agent_message_chunk`s of Markdown (the demo's
-showcase cut into ~41-character chunks, repeated), written as fast as the pipe takes them. The
-last chunk is a sentinel word; the bench types a prompt, presses Enter, and reads what the app
-writes to the terminal until the sentinel is on screen. Per run:
+checkpoints on, as a user runs it) in a pseudo-terminal of 120x40, on
+`tests/agents/flood_agent.py`: a stdlib agent that answers the prompt with N
+`agent_message_chunk`s of Markdown (the demo's showcase cut into ~41-character chunks,
+repeated), written as fast as the pipe takes them. The last chunk is a sentinel word; the bench
+types a prompt, presses Enter, and reads what the app writes to the terminal until the sentinel
+is on screen. Per run:
 
 - chunks/s:  N over the time from Enter to the sentinel written to the terminal;
 - stall:     the longest gap between two writes to the terminal meanwhile (the longest the
@@ -24,7 +25,11 @@ over 80,000 chunks; no stall over 20 ms.
 sentinel; the stacks are written, collapsed (one `frame;frame;... count` a line, flame-graph
 style) to `--profile-out`, and the functions seen most are printed.
 
-Run: python bench/bench_long_answer.py [--chunks 20000 80000] [--runs 3] [--profile]
+`--package DIR` runs the acp_tui package found in DIR instead of this checkout's (a copy of an
+earlier commit: `git archive COMMIT acp_tui | tar -x -C DIR`), for before and after.
+
+Run: python bench/bench_long_answer.py [--chunks 20000 80000] [--runs 3] [--package DIR]
+     [--profile [--interval 0.002] [--profile-out FILE]]
 """
 
 from __future__ import annotations
@@ -51,10 +56,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from flood_agent import SESSION  # noqa: E402
-
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE  # noqa: E402
 from acp_tui.demo.turn import pieces  # noqa: E402
+from tests.agents.flood_agent import SESSION  # noqa: E402
 
 ROWS, COLUMNS = 40, 120
 WORDS_PER_CHUNK = 6
@@ -65,7 +69,7 @@ SHOWN = re.compile(rb"Markdown, streamed|small chunks|second bullet|v1 name|Send
 a flood, blocks that scroll past unseen are never drawn, the first heading among them)."""
 READY = b"press Enter"
 """On the welcome above an empty session: the agent answered and the prompt takes input."""
-TIMEOUT = 120.0
+TIMEOUT = 1200.0
 
 PROFILER = """
 import atexit, collections, os, runpy, sys, threading, time
@@ -74,6 +78,7 @@ interval, out, start_file, stop_file = float(sys.argv[1]), *sys.argv[2:5]
 sys.argv = ["acp_tui", *sys.argv[5:]]
 main = threading.main_thread().ident
 stacks = collections.Counter()
+objects = collections.Counter()
 
 def sample():
     while not os.path.exists(start_file):
@@ -88,11 +93,26 @@ def sample():
             frame = frame.f_back
         stacks[";".join(reversed(names))] += 1
         time.sleep(interval)
+    objects.update(census())
 
 def write():
     with open(out, "w") as file:
         for stack, count in stacks.most_common():
             file.write(f"{stack} {count}\\n")
+    with open(out + ".objects", "w") as file:
+        for name, (count, size) in sorted(objects.items(), key=lambda kv: -kv[1][1])[:40]:
+            file.write(f"{count:>10} {size:>12} {name}\\n")
+
+def census():
+    import gc
+    counts = collections.Counter()
+    for thing in gc.get_objects():
+        kind = type(thing)
+        name = f"{kind.__module__}.{kind.__qualname__}"
+        size = sys.getsizeof(thing)
+        count, total = counts.get(name, (0, 0))
+        counts[name] = (count + 1, total + size)
+    return counts
 
 atexit.register(write)
 threading.Thread(target=sample, daemon=True).start()
@@ -219,7 +239,7 @@ class Terminal:
         os.close(self.fd)
 
 
-def environment(scratch: Path) -> dict[str, str]:
+def environment(scratch: Path, package: Path) -> dict[str, str]:
     home = scratch / "home"
     home.mkdir(exist_ok=True)
     base = {
@@ -229,21 +249,26 @@ def environment(scratch: Path) -> dict[str, str]:
     }
     return base | {
         "HOME": str(home),
-        "PYTHONPATH": str(REPO),
+        "PYTHONPATH": str(package),
         "TERM": "xterm-256color",
         "PYTHONPYCACHEPREFIX": str(scratch / "pycache"),
     }
 
 
 def long_answer(
-    count: int, flood: Path, scratch: Path, linger: float, profile: list[str] | None = None
+    count: int,
+    flood: Path,
+    scratch: Path,
+    linger: float,
+    package: Path = REPO,
+    profile: list[str] | None = None,
 ) -> Run:
     """One run: the app started, `count` chunks streamed after Enter, timed to the sentinel."""
     workspace = scratch / f"workspace-{time.monotonic_ns()}"
     workspace.mkdir()
-    agent = [sys.executable, str(Path(__file__).with_name("flood_agent.py")), str(flood)]
+    agent = [sys.executable, str(REPO / "tests" / "agents" / "flood_agent.py"), str(flood)]
     app = [*(profile or [sys.executable, "-m", "acp_tui"]), "--cwd", str(workspace), "--", *agent]
-    terminal = Terminal(app, environment(scratch), workspace)
+    terminal = Terminal(app, environment(scratch, package), workspace)
     try:
         terminal.wait_for(READY, 30)
         os.write(terminal.fd, b"go")
@@ -314,12 +339,14 @@ def report(runs: dict[int, list[Run]]) -> None:
         )
 
 
-def profile_run(count: int, flood: Path, scratch: Path, interval: float, out: Path) -> None:
+def profile_run(
+    count: int, flood: Path, scratch: Path, package: Path, interval: float, out: Path
+) -> None:
     harness = scratch / "profiler.py"
     harness.write_text(PROFILER)
     marks = [str(scratch / "profile-start"), str(scratch / "profile-stop")]
     command = [sys.executable, str(harness), str(interval), str(out), *marks]
-    run = long_answer(count, flood, scratch, 0.0, command)
+    run = long_answer(count, flood, scratch, 0.0, package, command)
     print(f"profiled: {run.rate:,.0f} chunks/s (sampling every {interval * 1000:g} ms)")
     own: Counter[str] = Counter()
     inclusive: Counter[str] = Counter()
@@ -344,6 +371,9 @@ def main() -> None:
     parser.add_argument("--chunks", type=int, nargs="+", default=[20_000, 80_000])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--linger", type=float, default=5.0)
+    parser.add_argument(
+        "--package", type=Path, default=REPO, help="the directory to import acp_tui from"
+    )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--interval", type=float, default=0.002)
     parser.add_argument("--profile-out", type=Path, default=Path("long-answer.stacks"))
@@ -353,15 +383,17 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="acp-tui-long-") as tmp:
         scratch = Path(tmp)
         floods = {count: flood_file(count, scratch) for count in args.chunks}
+        package = args.package.resolve()
         if args.profile:
             count = max(args.chunks)
-            profile_run(count, floods[count], scratch, args.interval, args.profile_out.resolve())
+            out = args.profile_out.resolve()
+            profile_run(count, floods[count], scratch, package, args.interval, out)
             return
-        long_answer(min(args.chunks), floods[min(args.chunks)], scratch, 0.0)  # warm caches
+        long_answer(min(args.chunks), floods[min(args.chunks)], scratch, 0.0, package)  # warm
         runs: dict[int, list[Run]] = {count: [] for count in args.chunks}
         for _ in range(args.runs):
             for count in args.chunks:
-                runs[count].append(long_answer(count, floods[count], scratch, args.linger))
+                runs[count].append(long_answer(count, floods[count], scratch, args.linger, package))
     with open("/proc/loadavg") as file:
         print(f"load average after: {file.read().strip()}")
     print(f"{args.runs} runs each, interleaved; medians")

@@ -34,6 +34,13 @@ waited a tick longer than it needed to (bench/README.md, "Scrolling, third pass:
 garbage and Textual's timer"). The mended `Timer._run` is Textual's with the next tick counted
 from the one due after now.
 
+A widget repainted whole (`Widget._set_dirty` with no region: on every resize) empties its
+line cache and then also notes every one of its lines as dirty, one int per line in a set:
+redundant (an empty cache renders every line anyway), and for a streaming answer thousands of
+lines tall, done every frame it grows and kept until those lines are drawn, which most never are
+(bench/README.md, "Long answers (issue 29)"). The mended `_set_dirty` is Textual's without that
+note.
+
 `mend()` is idempotent and runs when `acp_tui.ui.app` is imported."""
 
 from __future__ import annotations
@@ -47,8 +54,10 @@ from rich.segment import Segment
 from textual import _time
 from textual._compositor import Compositor
 from textual.cache import FIFOCache
+from textual.geometry import Region
 from textual.strip import Strip
 from textual.timer import EventTargetGone, Timer
+from textual.widget import Widget
 
 
 def _divide(self: Strip, cuts: Iterable[int]) -> Sequence[Strip]:
@@ -162,7 +171,25 @@ async def _run(self: Timer) -> None:
             break
 
 
+def _set_dirty(self: Widget, *regions: Region) -> None:
+    if regions:
+        content_offset = self.content_offset
+        widget_regions = [region.translate(content_offset) for region in regions]
+        self._dirty_regions.update(widget_regions)
+        self._repaint_regions.update(widget_regions)
+        self._styles_cache.set_dirty(*widget_regions)
+    else:
+        self._dirty_regions.clear()
+        self._repaint_regions.clear()
+        self._styles_cache.clear()  # Textual's then marks every line dirty: see the module
+        outer_size = self.outer_size
+        self._dirty_regions.add(outer_size.region)
+        if outer_size:
+            self._repaint_regions.add(outer_size.region)
+
+
 def mend() -> None:
+    Widget._set_dirty = _set_dirty  # type: ignore[method-assign]
     Strip.divide = _divide  # type: ignore[method-assign]
     _mend_strip_caches()
     Timer._run = _run  # type: ignore[method-assign]

@@ -24,6 +24,7 @@ from __future__ import annotations
 import time
 from bisect import bisect_right
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,11 @@ rest waits for the next frame instead of freezing the UI."""
 FOLD_TIME = 0.010
 """Seconds a frame may spend taking in new text in all (parsing, rendering what will be seen,
 catching up on estimated heights): with the screen's update, a frame stays under 20 ms."""
+PART_LINES = 1000
+"""Lines of finished blocks after which a long answer goes on in a new view (`overflow`): Textual
+pays for a widget that changes size in proportion to its height, every frame it grows, so an
+answer is many views of bounded height, only the last one growing (bench/README.md, "Long
+answers (issue 29)")."""
 ESTIMATE_WIDTH = 8
 """The narrowest text an estimate assumes, so that a view not laid out yet (no width) does not
 guess a line per character."""
@@ -85,9 +91,20 @@ class MarkdownView(StripsView):
     """
 
     def __init__(
-        self, text: str = "", *, id: str | None = None, classes: str | None = None
+        self,
+        text: str = "",
+        *,
+        continued: bool = False,
+        id: str | None = None,
+        classes: str | None = None,
     ) -> None:
+        """`continued`: `text` goes on from another view (`overflow`), a stream taken in a
+        frame's worth at a time, as appended text is, not whole at the first layout."""
         super().__init__(id=id, classes=classes)
+        self.overflow: Callable[[str], None] | None = None
+        """Called, once, with the text that goes on in a new view when this one holds
+        `PART_LINES` of finished blocks; without it the view grows for as long as text comes."""
+        self._continued = continued
         self._pieces: list[_Piece] = []
         self._tops: list[int] = []
         """`top` of each piece, for bisecting a line number to its piece."""
@@ -176,6 +193,8 @@ class MarkdownView(StripsView):
             self._fold_pending(FOLD_STEP)
         if self._waiting:
             self._take_waiting()
+        if self.overflow is not None and self._frozen_height >= PART_LINES and not self._waiting:
+            self._hand_over(self.overflow)
         if not self._pending:
             self._catch_up(started + FOLD_TIME)
         if not self.settled:
@@ -186,6 +205,15 @@ class MarkdownView(StripsView):
         else:
             region = Region(0, self._tail_top(), self.size.width, len(self._tail_lines))
             self._changed(region=region)
+
+    def _hand_over(self, overflow: Callable[[str], None]) -> None:
+        """Stop growing: the live last block and the text not yet parsed go on in the next
+        view; the finished blocks stay."""
+        rest = self._tail + "".join(self._pending)
+        self._tail, self._tail_tokens = "", None
+        self._pending.clear()
+        self.overflow = None
+        overflow(rest)
 
     # -- folding ------------------------------------------------------------------------------
 
@@ -342,7 +370,9 @@ class MarkdownView(StripsView):
 
     def _ensure_width(self, width: int) -> None:
         width = max(1, width)
-        if self._width < 0:
+        if self._width < 0 and self._continued:
+            self._schedule()  # a stream: taken in through `flush`, from the next frame
+        elif self._width < 0:
             # First layout: take in what the widget was created with. Later text arrives
             # through `flush`, a frame's worth at a time.
             self._fold_pending()

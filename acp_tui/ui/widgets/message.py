@@ -73,6 +73,9 @@ class AgentMessage(Block):
     AgentMessage > ImageView.-leading {
         margin-top: 0;
     }
+    AgentMessage > MarkdownView.-continued {
+        margin-top: 1;
+    }
     """
 
     item: Message
@@ -81,6 +84,7 @@ class AgentMessage(Block):
         super().__init__(item, id=id, classes=classes)
         self._view = MarkdownView()
         """The Markdown view text is appended to: the last part."""
+        self._view.overflow = self._next_view
         self._parts: list[Widget] = [self._view]
         self._composed = False
         self._fed = 0
@@ -107,6 +111,7 @@ class AgentMessage(Block):
             assert isinstance(first, MarkdownView)
             self._view, self._parts = first, [first]
             first.clear()
+            first.overflow = self._next_view
         self._feed()
 
     def _feed(self) -> None:
@@ -123,10 +128,20 @@ class AgentMessage(Block):
     def _add_image(self, block: ContentBlock) -> None:
         leading = len(self._parts) == 1 and not self._view.source.strip()
         image, after = ImageView(block, classes="-leading" if leading else None), MarkdownView()
+        after.overflow = self._next_view
         self._parts += [image, after]
         self._view = after
         if self._composed:
             self.mount(image, after)
+
+    def _next_view(self, text: str) -> None:
+        """Go on in a new Markdown view from `text` (what the last one had not finished):
+        only the last view grows, and Textual's cost of a growing widget is its height."""
+        view = MarkdownView(text, continued=True, classes="-continued")
+        view.overflow = self._next_view
+        self._parts.append(view)
+        self._view = view
+        self.mount(view)
 
     def _markdown(self) -> list[MarkdownView]:
         return [part for part in self._parts if isinstance(part, MarkdownView)]

@@ -1,0 +1,89 @@
+"""A long streamed answer goes on in Markdown views of bounded height (only the last one
+grows), and nothing of it is lost: all its text is there in order, and scrolling, search and
+copy reach all of it."""
+
+from __future__ import annotations
+
+import json
+import sys
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from acp_tui.demo.texts import MARKDOWN_SHOWCASE
+from acp_tui.demo.turn import pieces
+from acp_tui.ui.screens import SearchScreen
+from acp_tui.ui.widgets import markdown_view
+from acp_tui.ui.widgets.markdown_view import MarkdownView
+from acp_tui.ui.widgets.message import AgentMessage
+from acp_tui.ui.widgets.transcript import Transcript
+from tests.agents.flood_agent import SESSION
+from tests.support.pilot import demo_app, send, wait_idle, wait_started, wait_until
+
+AGENT = Path(__file__).resolve().parent.parent / "agents" / "flood_agent.py"
+COPIES = 60
+"""The showcase this many times over (about 2,000 chunks): more than the first layout takes in
+at once, then several views at the part size the test sets."""
+
+
+def flood(path: Path, chunks: list[str]) -> Path:
+    with path.open("w") as file:
+        for chunk in chunks:
+            update = {
+                "sessionUpdate": "agent_message_chunk",
+                "messageId": "msg_long",
+                "content": {"type": "text", "text": chunk},
+            }
+            params = {"sessionId": SESSION, "update": update}
+            file.write(json.dumps({"jsonrpc": "2.0", "method": "session/update", "params": params}))
+            file.write("\n")
+    return path
+
+
+def lines_of(view: MarkdownView) -> list[str]:
+    return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
+
+
+async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(markdown_view, "PART_LINES", 60)
+    numbered = [f"{MARKDOWN_SHOWCASE}\n\nCopy number {n:02} ends here.\n\n" for n in range(COPIES)]
+    chunks = [chunk for copy in numbered for chunk in pieces(copy, 6)]
+    answer = "".join(chunks)
+    argv = [sys.executable, str(AGENT), str(flood(tmp_path / "flood.jsonl", chunks))]
+    app = demo_app(tmp_path, tmp_path / "state", argv=argv)
+    copied: list[str] = []
+    monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        await send(app, pilot, "go")
+        await wait_idle(app, pilot, timeout=60)
+        message = app.chat.query_one(AgentMessage)
+        assert message.item.text == answer
+        views = list(message.query(MarkdownView))
+        assert len(views) > 3
+        # Every view but the last stopped growing once it held the part size.
+        assert all(view.size.height >= 60 for view in views[:-1])
+        assert sum(view.size.height for view in views) > 2 * max(v.size.height for v in views)
+        # All the text, in order, across the views: each copy's last line once, in turn.
+        shown = [line for view in views for line in lines_of(view)]
+        ends = [line.strip() for line in shown if "ends here" in line]
+        assert ends == [f"Copy number {n:02} ends here." for n in range(COPIES)]
+        assert "".join(view.source for view in views) == answer
+        # Blocks are one blank line apart across a view's end too.
+        for before, after in pairwise(views):
+            assert after.region.y == before.region.bottom + 1
+        # Scrolling to the top shows the answer's beginning.
+        transcript = app.chat.query_one(Transcript)
+        transcript.scroll_home(animate=False, immediate=True)
+        await pilot.pause(0.2)
+        assert views[0].region.y < transcript.region.bottom
+        # Search finds the first copy's end, and copy takes the whole answer.
+        await pilot.press("ctrl+f")
+        assert isinstance(app.screen, SearchScreen)
+        await pilot.press(*"number 00", "enter")
+        await wait_until(pilot, lambda: app.focused is message)
+        await pilot.press("c")
+        assert copied[-1] == answer
