@@ -31,6 +31,15 @@ def keys(dialog: RewindScreen) -> str:
     return str(dialog.query_one(".rewind--keys", Static).render())
 
 
+async def rewind_dialog(app, pilot) -> RewindScreen:  # type: ignore[no-untyped-def]
+    """The rewind dialog, once it shows its keys."""
+    await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
+    dialog = app.screen
+    assert isinstance(dialog, RewindScreen)
+    await wait_until(pilot, lambda: bool(dialog.query(".rewind--keys")))
+    return dialog
+
+
 async def open_changes(app, pilot) -> ChangesScreen:  # type: ignore[no-untyped-def]
     await pilot.press("f3")
     await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
@@ -56,9 +65,7 @@ async def test_reverting_one_file_says_so(tmp_path: Path) -> None:
         app.notify = notify  # type: ignore[method-assign]
         screen = await open_changes(app, pilot)
         await pilot.press("u")
-        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
-        dialog = app.screen
-        assert isinstance(dialog, RewindScreen)
+        dialog = await rewind_dialog(app, pilot)
         assert dialog.query_one(Vertical).border_title == "Revert app.py?"
         intro = str(dialog.query_one(".rewind--intro", Static).render())
         assert intro == "app.py goes back to how it was before turn 1:"
@@ -88,9 +95,7 @@ async def test_going_on_from_before_a_turn_asks_about_the_files_changed_since(
         first = app.session
         await open_changes(app, pilot)
         await pilot.press("R")
-        await wait_until(pilot, lambda: isinstance(app.screen, RewindScreen))
-        dialog = app.screen
-        assert isinstance(dialog, RewindScreen)
+        dialog = await rewind_dialog(app, pilot)
         assert [f.path for f in dialog.plan.conflicts] == ["app.py"]
         await pilot.press("c")
         await wait_until(pilot, lambda: dialog.going_on)
