@@ -322,3 +322,17 @@ def test_priorities_are_shown_only_where_they_differ() -> None:
     # OpenCode sends `medium` for every entry of its todo list: nothing to rank.
     assert plan_content(plan("medium", "medium")).plain == "○ step 0\n○ step 1"
     assert plan_content(plan("high", "low")).plain == "○ step 0  high\n○ step 1  low"
+
+
+async def test_output_sent_a_piece_an_item_is_one_block(run: Run) -> None:
+    """The demo agent's search streams its matches one content item each."""
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        start = {"sessionUpdate": "tool_call", "toolCallId": "grep", "kind": "search"}
+        pieces = [text_item("a.py:3: port = 8080"), text_item("b.py:12: run(port)")]
+        session.apply(decoded({**start, "title": "Search for port", "content": pieces}))
+        await view_in(app, pilot, "grep", ToolOutput)
+        first, second = card(app, "grep").query(ToolOutput)
+        await wait_until(pilot, lambda: second.region.y == first.region.bottom > 0)
+        assert not first.has_class("-continued") and second.has_class("-continued")

@@ -47,7 +47,8 @@ async def tools(turn: Turn, arg: str) -> None:
     matches = [(config, 3, "port = 8080"), (app, 12, "app.run(port=config.port)")]
     for path, line, snippet in matches:
         await turn.pause(0.3)
-        await search.append(text_block(f"`{Path(path).name}:{line}`: `{snippet}`"))
+        # As a search tool prints its matches, and real agents pass them on: plain text.
+        await search.append(text_block(f"{Path(path).name}:{line}: {snippet}"))
     await search.update(
         status="completed",
         locations=[{"path": path, "line": line} for path, line, _ in matches],

@@ -59,14 +59,17 @@ def estimate(item: TimelineItem, width: int, expanded: bool = False) -> int:
 def _tool_body(call: ToolCallState, width: int, expanded: bool) -> int:
     lines = 0
     outputs = 0
+    after_output = False
     for content in call.content:
-        lines += GAP
+        output = is_output(call, content)
+        lines += 0 if output and after_output else GAP  # output in pieces: one block
+        after_output = output
         if content.type == "diff":
             rows = _diff_rows(content)
             lines += 1 + (rows if expanded else min(rows, FOLDED_ROWS + 1))
         elif content.type == "terminal":
             lines += TERMINAL_LINES
-        elif is_output(call, content):
+        elif output:
             outputs += 1
             shown = wrapped_lines((item_text(content) or "").rstrip("\n").split("\n"), width - 2)
             lines += shown if expanded else min(shown, FOLDED_LINES + 1)

@@ -353,9 +353,12 @@ class ToolCallCard(Block):
         code = raw_exit_code(call.raw_output) if command else None
         for output in outputs:
             output.show_command(tail=command, exit_code=code if output is outputs[-1] else None)
-        for view in views:
+        for before, view in zip([None, *views], views, strict=False):
             if isinstance(view, TerminalView):
                 view.set_call_status(call.status)
+            elif isinstance(view, ToolOutput):
+                # Output sent a piece an item (a search's matches): one block, as printed.
+                view.set_class(isinstance(before, ToolOutput), "-continued")
 
     def _widget_for(self, item: ToolCallContent) -> Widget:
         view = _view_class(self.item, item)

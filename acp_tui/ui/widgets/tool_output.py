@@ -100,6 +100,9 @@ class ToolOutput(StripsView):
         background: $background-darken-1 60%;
         padding: 0 1;
     }
+    ToolOutput.-continued {
+        margin: 0;
+    }
     """
 
     def __init__(self, item: ToolCallContent) -> None:
