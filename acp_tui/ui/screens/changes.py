@@ -80,6 +80,7 @@ class ChangesScreen(Screen[None]):
         border: round $foreground 20%;
         border-title-color: $text-muted;
         padding: 0 0;
+        background: transparent;
     }
     ChangesScreen #changes-files:focus { border: round $accent; }
     ChangesScreen #changes-diff {
