@@ -31,7 +31,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Turn",
         [
             ("ctrl+c  esc", "cancel the turn, keep the draft"),
-            ("ctrl+c again", "drop the prompts queued after it"),
+            ("ctrl+c again", "after a cancel: drop the queue"),
             ("ctrl+c", "on an empty prompt: quit"),
             ("ctrl+q", "quit"),
         ],
@@ -41,7 +41,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         [
             ("a  A", "allow once / always"),
             ("r  R", "reject once / always"),
-            ("1 … 9", "the option of that number, shown"),
+            ("1 … 9", "the option of that number"),
             ("w  W", "rule: always allow / reject"),
             ("← → enter", "pick an option"),
         ],
