@@ -355,7 +355,7 @@ async def rewind_continue(app: AcpApp, pilot: Pilot[int]) -> None:
 
 async def image(app: AcpApp, pilot: Pilot[int]) -> None:
     """A pasted image path becomes a chip, the demo agent says what the image is and sends its
-    own picture. SVG cannot hold Kitty or Sixel pixels: the pictures are drawn with coloured
+    own picture; a mentioned image shows its chip before it is sent. SVG cannot hold Kitty or Sixel pixels: the pictures are drawn with coloured
     half blocks (ACP_TUI_IMAGES=halfcell), which any true-colour terminal shows as well."""
     from textual import events
 
@@ -378,9 +378,8 @@ async def image(app: AcpApp, pilot: Pilot[int]) -> None:
         await wait_idle(app, pilot)
         views = list(app.chat.query(ImageView))
         await wait_until(pilot, lambda: all(view.drawn for view in views))
-        prompt.post_message(events.Paste(f"'{workspace / 'logo.png'}'"))
-        await wait_until(pilot, lambda: len(bar.attachments) == 1)
-        prompt.set_text("and this one?")
+        prompt.set_text("and @logo.png?")  # a mention shows its chip as a pasted path does
+        await wait_until(pilot, lambda: len(bar.mentioned) == 1)
         await pilot.pause(0.2)
         transcript = app.chat.query_one(Transcript)
         transcript.scroll_to_widget(app.chat.query_one(UserMessage), animate=False, top=True)
