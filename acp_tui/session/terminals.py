@@ -134,7 +134,7 @@ def meta_terminal(
     end = meta.get("terminal_exit")
     if isinstance(end, dict) and isinstance(end.get("terminal_id"), str):
         terminal = terminal_for(state, end["terminal_id"])
-        unseen = _raw_output_text(call.raw_output) if not terminal.output else None
+        unseen = raw_output_text(call.raw_output) if not terminal.output else None
         if unseen:
             # Codex streams nothing for a command that ends at once: its output is only in
             # the call's `rawOutput`, which would leave the terminal empty.
@@ -155,7 +155,8 @@ _RAW_OUTPUT_KEYS = ("aggregated_output", "formatted_output", "output", "stdout")
 """Where agents put a finished command's whole output in `rawOutput` (Codex: the first two)."""
 
 
-def _raw_output_text(raw_output: Any) -> str | None:
+def raw_output_text(raw_output: Any) -> str | None:
+    """A finished command's whole output in a call's `rawOutput`, if it is there."""
     if isinstance(raw_output, dict):
         for key in _RAW_OUTPUT_KEYS:
             text = raw_output.get(key)

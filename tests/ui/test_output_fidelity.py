@@ -24,7 +24,7 @@ from acp_tui.ui.widgets.plan_view import plan_content
 from acp_tui.ui.widgets.strips_view import StripsView
 from acp_tui.ui.widgets.terminal_view import TerminalView
 from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
-from acp_tui.ui.widgets.tool_output import ToolOutput
+from acp_tui.ui.widgets.tool_output import RawOutput, ToolOutput
 from tests.support.pilot import wait_until
 from tests.support.ui import started_app
 
@@ -336,3 +336,31 @@ async def test_output_sent_a_piece_an_item_is_one_block(run: Run) -> None:
         first, second = card(app, "grep").query(ToolOutput)
         await wait_until(pilot, lambda: second.region.y == first.region.bottom > 0)
         assert not first.has_class("-continued") and second.has_class("-continued")
+
+
+async def test_codex_command_output_only_in_raw_output_is_shown(run: Run) -> None:
+    """codex-acp (0.16, unified exec) reports a command that ends at once with no content and
+    no terminal: its output and exit code are in `rawOutput` alone. The text of its permission
+    request stays a block of its own above it."""
+    async with run() as (app, pilot):
+        session = app.session
+        assert session is not None
+        command = ["/bin/bash", "-lc", "ls"]
+        asked = "Proposed Amendment: ls\nAvailable Decisions: Approved\nAbort"
+        start = {"sessionUpdate": "tool_call", "toolCallId": "cx", "status": "in_progress"}
+        session.apply(
+            decoded(
+                {**start, "title": "List /w", "kind": "search", "content": [text_item(asked)]}
+                | {"rawInput": {"command": command, "parsed_cmd": [{"type": "list_files"}]}}
+            )
+        )
+        listing = "__init__.py\nnotes.md\n"
+        raw = {"command": command, "stdout": listing, "stderr": "", "exit_code": 0}
+        raw |= {"aggregated_output": listing, "formatted_output": listing}
+        update = {"sessionUpdate": "tool_call_update", "toolCallId": "cx"}
+        session.apply(decoded({**update, "status": "completed", "rawOutput": raw}))
+        output = await view_in(app, pilot, "cx", RawOutput)
+        await wait_until(pilot, lambda: shown(output) == ["__init__.py", "notes.md", "✓ exit 0"])
+        first = card(app, "cx").query(ToolOutput).first()
+        assert shown(first) == asked.split("\n")  # no exit under the question's text
+        assert not output.has_class("-continued")

@@ -14,7 +14,13 @@ from acp_tui.session.state import Message, Notice, PlanState, TimelineItem, Tool
 from acp_tui.ui.widgets.diff_view import FOLDED_ROWS
 from acp_tui.ui.widgets.notice import DETAIL_LINES
 from acp_tui.ui.widgets.terminal_view import FOLDED_LINES
-from acp_tui.ui.widgets.tool_output import is_output, item_text, raw_exit_code, runs_command
+from acp_tui.ui.widgets.tool_output import (
+    is_output,
+    item_text,
+    raw_exit_code,
+    raw_output_item,
+    runs_command,
+)
 
 GAP = 1
 """The blank line above every block (its top margin)."""
@@ -60,9 +66,11 @@ def _tool_body(call: ToolCallState, width: int, expanded: bool) -> int:
     lines = 0
     outputs = 0
     after_output = False
-    for content in call.content:
+    raw = raw_output_item(call)
+    for content in call.content if raw is None else [*call.content, raw]:
         output = is_output(call, content)
-        lines += 0 if output and after_output else GAP  # output in pieces: one block
+        continued = output and after_output and content is not raw
+        lines += 0 if continued else GAP  # output in pieces: one block
         after_output = output
         if content.type == "diff":
             rows = _diff_rows(content)

@@ -34,7 +34,14 @@ from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.quiet_size import quiet_virtual_size
 from acp_tui.ui.widgets.render_view import RenderView
 from acp_tui.ui.widgets.terminal_view import TerminalView
-from acp_tui.ui.widgets.tool_output import ToolOutput, is_output, raw_exit_code, runs_command
+from acp_tui.ui.widgets.tool_output import (
+    RawOutput,
+    ToolOutput,
+    is_output,
+    raw_exit_code,
+    raw_output_item,
+    runs_command,
+)
 
 KIND_ICONS = {
     "read": "◧",
@@ -204,7 +211,16 @@ class ToolImage(ImageView):
 def content_views(call: ToolCallState) -> tuple[type[Widget], ...]:
     """The widgets a card shows `call`'s content with, in order: a card released by the
     transcript is shown again for a call of the same shape, with nothing to mount or remove."""
-    return tuple(_view_class(call, item) for item in call.content)
+    return tuple(view for _, view in _body(call))
+
+
+def _body(call: ToolCallState) -> list[tuple[ToolCallContent, type[Widget]]]:
+    """The content items a card shows, each with the widget it is shown with."""
+    body = [(item, _view_class(call, item)) for item in call.content]
+    raw = raw_output_item(call)
+    if raw is not None:
+        body.append((raw, RawOutput))
+    return body
 
 
 def _view_class(call: ToolCallState, item: ToolCallContent) -> type[Widget]:
@@ -275,7 +291,7 @@ class ToolCallCard(Block):
         # The content's widgets are composed with the card, not mounted by its first `sync`:
         # a card then takes one layout to appear, not one for itself and one for its content.
         yield ToolHead()
-        yield from (self._widget_for(item) for item in self.item.content)
+        yield from (self._widget_for(item, view) for item, view in _body(self.item))
 
     def on_mount(self) -> None:
         if not self.composed:
@@ -325,24 +341,23 @@ class ToolCallCard(Block):
         return [child for child in self.children[1:] if child is not self._raw_view]
 
     def _sync_body(self) -> None:
-        call = self.item
         children = self._content_views()
-        content = call.content
-        for index, item in enumerate(content):
+        body = _body(self.item)
+        for index, (item, view) in enumerate(body):
             if index < len(children):
                 child = children[index]
-                if type(child) is _view_class(call, item):
+                if type(child) is view:
                     child.sync(item)  # type: ignore[attr-defined]
                     continue
                 for stale in children[index:]:
                     stale.remove()
                 children = children[:index]
-            widget = self._widget_for(item)
+            widget = self._widget_for(item, view)
             self.mount(widget, before=self._raw_view)
             children.append(widget)
-        for stale in children[len(content) :]:
+        for stale in children[len(body) :]:
             stale.remove()
-        self._show_command(children)
+        self._show_command(children[: len(body)])
 
     def _show_command(self, views: list[Widget]) -> None:
         """What the views of a command say of it: under its last output, how it ended when
@@ -358,10 +373,10 @@ class ToolCallCard(Block):
                 view.set_call_status(call.status)
             elif isinstance(view, ToolOutput):
                 # Output sent a piece an item (a search's matches): one block, as printed.
-                view.set_class(isinstance(before, ToolOutput), "-continued")
+                continued = type(before) is type(view) is ToolOutput
+                view.set_class(continued, "-continued")
 
-    def _widget_for(self, item: ToolCallContent) -> Widget:
-        view = _view_class(self.item, item)
+    def _widget_for(self, item: ToolCallContent, view: type[Widget]) -> Widget:
         if view is DiffView:
             diff = DiffView(item, self.root)
             diff.expanded = self.expanded
@@ -370,8 +385,8 @@ class ToolCallCard(Block):
             terminal = TerminalView(item, self.state, self._command())
             terminal.expanded = self.expanded
             return terminal
-        if view is ToolOutput:
-            output = ToolOutput(item)
+        if issubclass(view, ToolOutput):
+            output = view(item)
             output.expanded = self.expanded
             return output
         if view is ToolImage:

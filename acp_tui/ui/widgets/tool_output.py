@@ -14,8 +14,9 @@ from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.strip import Strip
 
-from acp_tui.protocol.content import ContentBlock, ToolCallContent, block_text
+from acp_tui.protocol.content import ContentBlock, ToolCallContent, block_text, text_block
 from acp_tui.session.state import ToolCallState
+from acp_tui.session.terminals import raw_output_text
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 from acp_tui.ui.widgets.terminal_view import EXPANDED_BYTES, FOLDED_LINES, exit_text
 
@@ -59,6 +60,20 @@ def runs_command(call: ToolCallState) -> bool:
     raw = call.raw_input
     command = raw.get("command") if isinstance(raw, dict) else None
     return call.kind == "execute" or isinstance(command, str | list)
+
+
+def raw_output_item(call: ToolCallState) -> ToolCallContent | None:
+    """A command's output that only its raw output carries, as a content item to show: Codex
+    reports a command that ends at once in `rawOutput` alone (no terminal, no content)."""
+    if not runs_command(call) or any(item.type == "terminal" for item in call.content):
+        return None
+    text = raw_output_text(call.raw_output)
+    if text is None:
+        return None
+    whole = text.strip()
+    if any((item_text(item) or "").strip() == whole for item in call.content):
+        return None  # in the content too (OpenCode sends it both ways)
+    return ToolCallContent("content", content=text_block(text))
 
 
 def raw_exit_code(raw_output: Any) -> int | None:
@@ -117,10 +132,10 @@ class ToolOutput(StripsView):
         self._output: list[Text] | None = None
 
     def sync(self, item: ToolCallContent) -> None:
-        if item is not self._item:
-            self._item = item
+        if item is not self._item and item_text(item) != item_text(self._item):
             self._output = None
             self.invalidate()
+        self._item = item
 
     def set_expanded(self, expanded: bool) -> None:
         if expanded != self.expanded:
@@ -157,3 +172,8 @@ class ToolOutput(StripsView):
 
     def text(self) -> str:
         return "\n".join(line.plain for line in self.lines)
+
+
+class RawOutput(ToolOutput):
+    """A command's output that only the call's raw output carries (`raw_output_item`): a block
+    of its own, never continuing the text before it."""
