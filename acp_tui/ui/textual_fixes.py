@@ -41,6 +41,15 @@ lines tall, done every frame it grows and kept until those lines are drawn, whic
 (bench/README.md, "Long answers (issue 29)"). The mended `_set_dirty` is Textual's without that
 note.
 
+Textual files each widget of a container's arrangement in every cell of a grid its region
+covers (`SpatialMap.insert`, cells of 20 lines), to find the ones in view quickly. A long answer
+thousands of lines tall was filed in hundreds of cells, and its arrangement made again (and the
+old one freed) every frame it grew: 10% of an 80,000-chunk answer's time (bench/README.md,
+"Long answers (issue 29)"). The mended `insert` files a region taller than `TALL_CELLS` cells
+once, in the list every query returns (as Textual does for fixed widgets): the map's answer is
+a superset either way, which its one caller (`DockArrangeResult.get_visible_placements`) culls
+by overlap.
+
 `mend()` is idempotent and runs when `acp_tui.ui.app` is imported."""
 
 from __future__ import annotations
@@ -53,8 +62,9 @@ from typing import Any
 from rich.segment import Segment
 from textual import _time
 from textual._compositor import Compositor
+from textual._spatial_map import SpatialMap
 from textual.cache import FIFOCache
-from textual.geometry import Region
+from textual.geometry import Offset, Region
 from textual.strip import Strip
 from textual.timer import EventTargetGone, Timer
 from textual.widget import Widget
@@ -188,7 +198,36 @@ def _set_dirty(self: Widget, *regions: Region) -> None:
             self._repaint_regions.add(outer_size.region)
 
 
+TALL_CELLS = 8
+"""Grid cells (20 lines each) past which a region is filed once, not in every cell: a screen
+or two, so anything taller is in view often enough that returning it every time costs less
+than filing it."""
+
+
+def _insert(
+    self: SpatialMap[Any], regions_and_values: Iterable[tuple[Region, Offset, bool, bool, Any]]
+) -> None:
+    append_always = self._fixed.append
+    get_grid_list = self._map.__getitem__
+    _region_to_grid = self._region_to_grid_coordinates
+    grid_height = self._grid_size[1]
+    total_region = self.total_region
+    for region, offset, fixed, overlay, value in regions_and_values:
+        if fixed:
+            append_always(value)
+            continue
+        if not overlay:
+            total_region = total_region.union(region)
+        if region.height > TALL_CELLS * grid_height:
+            append_always(value)  # Textual's: filed in each of its cells
+        else:
+            for grid in _region_to_grid(region + offset):
+                get_grid_list(grid).append(value)
+    self.total_region = total_region
+
+
 def mend() -> None:
+    SpatialMap.insert = _insert  # type: ignore[method-assign]
     Widget._set_dirty = _set_dirty  # type: ignore[method-assign]
     Strip.divide = _divide  # type: ignore[method-assign]
     _mend_strip_caches()

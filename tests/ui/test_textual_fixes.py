@@ -117,3 +117,38 @@ async def test_a_timer_that_overran_ticks_at_the_next_tick_due() -> None:
     first, second = app.ticks[:2]
     assert first >= Ticking.INTERVAL
     assert second < 3.5 * Ticking.INTERVAL, app.ticks
+
+
+def test_a_tall_region_is_filed_once_and_still_found() -> None:
+    """Textual filed a region in every 20-line cell it covers: a long answer in hundreds,
+    every frame it grew."""
+    from textual._spatial_map import SpatialMap
+    from textual.geometry import Offset, Region
+
+    spatial: SpatialMap[str] = SpatialMap()
+    tall, short = Region(0, 0, 80, 50_000), Region(0, 50_000, 80, 10)
+    spatial.insert([(tall, Offset(), False, False, "tall"), (short, Offset(), False, False, "x")])
+    assert sum(len(values) for values in spatial._map.values()) == 1  # the short one's cell
+    assert spatial.total_region == Region(0, 0, 80, 50_010)
+    assert "tall" in spatial.get_values_in_region(Region(0, 30_000, 80, 40))
+    assert spatial.get_values_in_region(Region(0, 50_000, 80, 5)) == ["tall", "x"]
+    assert "x" not in spatial.get_values_in_region(Region(0, 0, 80, 40))
+
+
+async def test_a_widget_repainted_whole_keeps_no_dirty_line_numbers() -> None:
+    """Textual emptied the line cache, then noted every line dirty too: one int per line, for
+    a tall widget every frame it grew."""
+
+    class Tall(App[None]):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield Static("\n".join(f"line {n}" for n in range(2_000)), id="tall")
+
+    app = Tall()
+    async with app.run_test(size=(40, 10)) as pilot:
+        tall = app.query_one("#tall", Static)
+        tall.update("\n".join(f"row {n}" for n in range(3_000)))
+        await pilot.pause()
+        assert tall.size.height == 3_000
+        assert len(tall._styles_cache._dirty_lines) <= 10  # at most what the screen shows
+        assert "row 0" in tall.render_line(0).text
