@@ -69,6 +69,7 @@ SHOWN = re.compile(rb"Markdown, streamed|small chunks|second bullet|v1 name|Send
 a flood, blocks that scroll past unseen are never drawn, the first heading among them)."""
 READY = b"press Enter"
 """On the welcome above an empty session: the agent answered and the prompt takes input."""
+PROMPT = b"stream-the-long-answer"
 TIMEOUT = 1200.0
 
 PROFILER = """
@@ -271,7 +272,10 @@ def long_answer(
     terminal = Terminal(app, environment(scratch, package), workspace)
     try:
         terminal.wait_for(READY, 30)
-        os.write(terminal.fd, b"go")
+        # Typed before the prompt takes keys (a loaded machine), the word would be lost and
+        # Enter would send nothing: the word echoed is the sign it took it.
+        os.write(terminal.fd, PROMPT)
+        terminal.wait_for(PROMPT, 30)
         terminal.drain(0.5)
         before = status_kb(terminal.pid, "VmRSS")
         if profile is not None:
