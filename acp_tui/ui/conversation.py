@@ -91,9 +91,10 @@ class ConversationView(FrontEnd):
     @property
     def state(self) -> str:
         """`working`, `waiting` (for you), `idle` or `stopped`, as its header shows it."""
-        if self.chat is None or not self.chat.is_mounted:
+        header = self._header()
+        if header is None:
             return "working"
-        status = self.chat.query_one(SessionHeader).status
+        status = header.status
         if self.session is not None and self.session.pending_permissions:
             status = "requires_action" if status != "exited" else status
         return STATES.get(status, "working")
@@ -101,11 +102,16 @@ class ConversationView(FrontEnd):
     @property
     def label(self) -> str:
         """What the session bar calls it: the session title, else the agent's name."""
-        name = ""
-        if self.chat is not None and self.chat.is_mounted:
-            header = self.chat.query_one(SessionHeader)
-            name = header.title or header.agent
+        header = self._header()
+        name = (header.title or header.agent) if header is not None else ""
         return f"{self.number} {name}".strip()
+
+    def _header(self) -> SessionHeader | None:
+        """Its chat's header; None before the chat is mounted, and as the app shuts down (the
+        chat still mounted, its widgets gone: a header's last change is handled then)."""
+        if self.chat is None or not self.chat.is_mounted:
+            return None
+        return next(iter(self.chat.query(SessionHeader)), None)
 
     def opening(self, startup: Startup | None) -> Opening:
         """How the conversation opens its session, as `startup` (the command line) asks: the
