@@ -35,6 +35,7 @@ from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
+from tests.agents.hostile import AGENTS as AGENTS_FOR_TESTS
 from tests.support.pilot import (
     demo_app,
     demo_workspace,
@@ -355,8 +356,9 @@ async def rewind_continue(app: AcpApp, pilot: Pilot[int]) -> None:
 
 async def image(app: AcpApp, pilot: Pilot[int]) -> None:
     """A pasted image path becomes a chip, the demo agent says what the image is and sends its
-    own picture; a mentioned image shows its chip before it is sent. SVG cannot hold Kitty or Sixel pixels: the pictures are drawn with coloured
-    half blocks (ACP_TUI_IMAGES=halfcell), which any true-colour terminal shows as well."""
+    own picture; a mentioned image shows its chip before it is sent. SVG cannot hold Kitty or
+    Sixel pixels: the pictures are drawn with coloured half blocks (ACP_TUI_IMAGES=halfcell),
+    which any true-colour terminal shows as well."""
     from textual import events
 
     from acp_tui.demo.picture import demo_png
@@ -398,6 +400,17 @@ async def mentions(app: AcpApp, pilot: Pilot[int]) -> None:
     await _top(app, pilot)
 
 
+def _never_asks(scratch: Path, workspace: Path) -> list[str]:
+    (workspace / "notes.md").write_text("# Notes\n\n- buy milk\n- call Ada\n")
+    return AGENTS_FOR_TESTS["never-asks"].argv()
+
+
+async def guard(app: AcpApp, pilot: Pilot[int]) -> None:
+    """An agent that writes without asking: acp-tui asks instead, with the diff."""
+    await send(app, pilot, r"write notes.md # Notes\n\n- buy oat milk\n- call Ada\n")
+    await wait_permission(app, pilot)
+
+
 SCENES: dict[str, Scene] = {
     "welcome": welcome,
     "markdown": markdown,
@@ -411,6 +424,7 @@ SCENES: dict[str, Scene] = {
     "terminal": terminal,
     "agent-terminal": agent_terminal,
     "reject-reason": reject_reason,
+    "guard": guard,
     "elicitation": elicitation,
     "elicitation-url": elicitation_url,
     "cancelled": cancelled,
@@ -431,7 +445,10 @@ SCENES: dict[str, Scene] = {
     "sessions": sessions,
     "fork": fork,
 }
-AGENTS: dict[str, Callable[[Path, Path], list[str]]] = {"sessions": _earlier_sessions}
+AGENTS: dict[str, Callable[[Path, Path], list[str]]] = {
+    "sessions": _earlier_sessions,
+    "guard": _never_asks,
+}
 """Scenes on a demo agent set up beforehand: its command line."""
 
 

@@ -2,7 +2,7 @@
 prompt says, one step per line of it:
 
     write NAME TEXT      fs/write_text_file of NAME (in the session's cwd, or an absolute
-                         path), outside any tool call
+                         path), outside any tool call; `\\n` in TEXT is a newline
     run SHELL LINE       terminal/create of the line, outside any tool call; waits for its exit
     asked-write NAME TEXT   asks first about a tool call of kind edit (offering allow once,
                          allow for this session, reject) and, allowed, writes NAME in it, as
@@ -92,6 +92,7 @@ def on_prompt(request: dict[str, Any]) -> None:
         verb, _, rest = step.strip().partition(" ")
         if verb == "write":
             name, _, content = rest.partition(" ")
+            content = content.replace("\\n", "\n")
             said.append(f"write {name}: {write(cwd, name, content)}")
         elif verb == "run":
             said.append(f"run {rest}: {run(cwd, rest)}")
