@@ -65,26 +65,28 @@ def estimate(item: TimelineItem, width: int, expanded: bool = False) -> int:
 def _tool_body(call: ToolCallState, width: int, expanded: bool) -> int:
     lines = 0
     outputs = 0
-    after_output = False
+    after_output = False  # output in pieces is one block: no gap between them
     raw = raw_output_item(call)
     for content in call.content if raw is None else [*call.content, raw]:
-        output = is_output(call, content)
-        continued = output and after_output and content is not raw
-        lines += 0 if continued else GAP  # output in pieces: one block
-        after_output = output
         if content.type == "diff":
             rows = _diff_rows(content)
-            lines += 1 + (rows if expanded else min(rows, FOLDED_ROWS + 1))
+            lines += GAP + 1 + (rows if expanded else min(rows, FOLDED_ROWS + 1))
+            after_output = False
         elif content.type == "terminal":
-            lines += TERMINAL_LINES
-        elif output:
+            lines += GAP + TERMINAL_LINES
+            after_output = False
+        elif is_output(call, content):
+            lines += 0 if after_output and content is not raw else GAP
             outputs += 1
             shown = wrapped_lines((item_text(content) or "").rstrip("\n").split("\n"), width - 2)
             lines += shown if expanded else min(shown, FOLDED_LINES + 1)
+            after_output = True
         elif isinstance(content.content, ContentBlock) and content.content.type == "text":
-            lines += wrapped_lines(block_text(content.content).split("\n"), width)
+            lines += GAP + wrapped_lines(block_text(content.content).split("\n"), width)
+            after_output = False
         else:
-            lines += 1
+            lines += GAP + 1
+            after_output = False
     if outputs and runs_command(call) and raw_exit_code(call.raw_output) is not None:
         lines += 1  # how the command ended, under its output
     return lines

@@ -65,10 +65,10 @@ def runs_command(call: ToolCallState) -> bool:
 def raw_output_item(call: ToolCallState) -> ToolCallContent | None:
     """A command's output that only its raw output carries, as a content item to show: Codex
     reports a command that ends at once in `rawOutput` alone (no terminal, no content)."""
-    if not runs_command(call) or any(item.type == "terminal" for item in call.content):
-        return None
     text = raw_output_text(call.raw_output)
-    if text is None:
+    if text is None or not runs_command(call):
+        return None
+    if any(item.type == "terminal" for item in call.content):
         return None
     whole = text.strip()
     if any((item_text(item) or "").strip() == whole for item in call.content):
