@@ -214,7 +214,8 @@ async def test_an_image_to_an_agent_that_takes_none_goes_as_a_link_and_says_so(
 async def test_an_agent_that_cannot_start_is_a_one_line_error(tmp_path: Path) -> None:
     run = await acp_tui(tmp_path, "-p", "hi", agent=["no-such-agent-xyz"])
     assert run.status == 1
-    assert run.err.strip() == "acp-tui: agent command not found: no-such-agent-xyz"
+    [line] = run.err.splitlines()  # one line, saying where it looked
+    assert line.startswith("acp-tui: agent command not found: no-such-agent-xyz (looked in PATH: ")
 
 
 async def test_an_agent_that_dies_mid_turn_is_reported_with_its_last_words(tmp_path: Path) -> None:
