@@ -7,8 +7,10 @@ random ids are masked, so the pictures only change when the look does.
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import signal
 import tempfile
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -23,6 +25,7 @@ from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.support.pilot import (
+    core,
     demo_app,
     demo_workspace,
     send,
@@ -67,9 +70,12 @@ async def _top(app: AcpApp, pilot: Pilot[Any]) -> None:
 def test_streaming_answer(shoot: Callable[[Scene], bool]) -> None:
     async def scene(app: AcpApp, pilot: Pilot[Any]) -> None:
         await send(app, pilot, "slow 30")
-        # The slow scenario ticks once a second: caught after the second tick, mid-turn (a
-        # second before the third, settled and drawn).
+        # The slow scenario ticks once a second: caught after the second tick, mid-turn, the
+        # agent then stopped (SIGSTOP) so that no third tick comes before the screen is taken,
+        # however loaded the machine (it is killed as the app quits).
         await wait_until(pilot, lambda: _showing(app, "2/30"))
+        process = core(app).client.process  # type: ignore[union-attr]
+        os.killpg(process.process.pid, signal.SIGSTOP)
 
     assert shoot(scene)
 
