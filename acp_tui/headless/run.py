@@ -42,7 +42,7 @@ EXIT_LIMIT = 4
 EXIT_OTHER_STOP = 5
 EXIT_BUDGET = 6
 
-LIVE_CHECK_PATIENCE = 10.0
+LIVE_CHECK_PATIENCE = 30.0
 """Seconds the live check gets, once the run is over, to check the messages it has left."""
 EXIT_CANCELLED = 130
 CANCEL_GRACE = 10.0

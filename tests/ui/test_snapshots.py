@@ -70,10 +70,10 @@ async def _top(app: AcpApp, pilot: Pilot[Any]) -> None:
 def test_streaming_answer(shoot: Callable[[Scene], bool]) -> None:
     async def scene(app: AcpApp, pilot: Pilot[Any]) -> None:
         await send(app, pilot, "slow 30")
-        # The slow scenario ticks once a second: caught after the second tick, mid-turn, the
-        # agent then stopped (SIGSTOP) so that no third tick comes before the screen is taken,
+        # The slow scenario ticks once a second: caught mid-turn at its first tick, the agent
+        # then stopped (SIGSTOP) so that no second tick comes before the screen is taken,
         # however loaded the machine (it is killed as the app quits).
-        await wait_until(pilot, lambda: _showing(app, "2/30"))
+        await wait_until(pilot, lambda: _showing(app, "1/30"))
         process = core(app).client.process  # type: ignore[union-attr]
         os.killpg(process.process.pid, signal.SIGSTOP)
 
