@@ -35,8 +35,9 @@ from tests.support.pilot import (
     wait_until,
 )
 
-# One worker for them all: they share a fixed workspace path (the header shows it).
-pytestmark = pytest.mark.xdist_group("snapshots")
+# One worker for them all: they share a fixed workspace path (the header shows it); the
+# floods' worker, so that no flood starves the clock a snapshot is caught by.
+pytestmark = pytest.mark.xdist_group("floods")
 
 SIZE = (110, 34)
 SCRATCH = Path(tempfile.gettempdir()) / "acp-tui-snapshots"
