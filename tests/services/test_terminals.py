@@ -139,7 +139,10 @@ async def test_kill_and_release_reach_the_whole_process_group(service: TerminalS
         await asyncio.sleep(0.01)
     child = int((await service.output(ids(terminal))).output)
     await service.release(ids(terminal))
-    assert gone(child)
+    # The group was signalled; on a loaded machine its last member takes a moment to die.
+    async with asyncio.timeout(10):
+        while not gone(child):
+            await asyncio.sleep(0.01)
 
 
 async def test_release_makes_the_id_unknown(service: TerminalService) -> None:
