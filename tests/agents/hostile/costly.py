@@ -15,15 +15,9 @@ peer = Peer()
 spent = 0.0
 used = 0.0
 
-while True:
-    message = peer.read()
-    if message is None or peer.serve_setup(message):
-        continue
-    if message.get("method") != "session/prompt":
-        if "method" in message and "id" in message:
-            peer.fail(message, -32601, f"Method not found: {message['method']}")
-        continue
-    prompt = message
+
+def on_prompt(prompt: dict) -> None:
+    global spent, used
     text = "".join(block.get("text", "") for block in prompt["params"]["prompt"])
     cancelled = False
     for step in range(1 if "short" in text else 10_000):
@@ -39,3 +33,6 @@ while True:
             cancelled = True
             break
     peer.answer(prompt, {"stopReason": "cancelled" if cancelled else "end_turn"})
+
+
+peer.serve(on_prompt)

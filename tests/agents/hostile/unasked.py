@@ -106,11 +106,4 @@ def on_prompt(request: dict[str, Any]) -> None:
 new = peer.wait_for("session/new")
 sessions_cwd = new["params"]["cwd"]
 peer.serve_setup(new)
-while True:
-    message = peer.read()
-    if message is None or peer.serve_setup(message):
-        continue
-    if message.get("method") == "session/prompt":
-        on_prompt(message)
-    elif "method" in message and "id" in message:
-        peer.fail(message, -32601, f"Method not found: {message['method']}")
+peer.serve(on_prompt)
