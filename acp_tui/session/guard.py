@@ -118,24 +118,33 @@ class Grants:
     """What the user allowed in one session, as far as the guard is concerned."""
 
     def __init__(self) -> None:
-        self.calls: set[str] = set()
-        """Tool calls allowed by an answer to their permission request."""
+        self.calls: dict[str, int] = {}
+        """Tool calls allowed by an answer to their permission request, and the turn of it."""
         self.always: set[Action] = set()
         """Actions allowed for the rest of the session."""
 
-    def allowed(self, call_id: str | None, kind: str | None, *, always: bool) -> None:
+    def allowed(
+        self, call_id: str | None, kind: str | None, *, always: bool, turn: int = 0
+    ) -> None:
         if call_id is not None:
-            self.calls.add(call_id)
+            self.calls[call_id] = turn
         if always:
             self.always |= _COVERS.get(kind or "other", frozenset())
 
     def covers(self, state: s.SessionState, action: Action) -> bool:
         if action in self.always or _unasking_mode(state):
             return True
-        for call_id in self.calls:
+        for call_id, turn in list(self.calls.items()):
             call = state.tool_calls.get(call_id)
-            if call is None or (call.open and action in _COVERS.get(call.kind, frozenset())):
-                return True  # a call allowed before it was announced is still to come
+            if call is None:
+                # Allowed before it was announced: it may still come, in the turn it was
+                # asked in; never announced, it covers nothing after.
+                if turn == state.turn:
+                    return True
+            elif not call.open:
+                del self.calls[call_id]  # over: it covers nothing more
+            elif action in _COVERS.get(call.kind, frozenset()):
+                return True
         return False
 
 

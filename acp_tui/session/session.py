@@ -81,7 +81,8 @@ class PendingPermission(msgspec.Struct, eq=False):
             call = self.tool_call
             kind = call.kind if call is not None else None
             always = option.kind == "allow_always"
-            self.session.grants.allowed(self.tool_call_id, kind, always=always)
+            turn = self.session.state.turn
+            self.session.grants.allowed(self.tool_call_id, kind, always=always, turn=turn)
         answer = PermissionAnswer(self.tool_call_id, option_id, by, reason, rejected)
         self.session.emit(reducer.permission_answered(self.session.state, answer, said))
 

@@ -44,10 +44,12 @@ def test_an_allowed_open_call_covers_what_its_kind_does(
     assert not grants.covers(state, "write") and not grants.covers(state, "command")
 
 
-def test_a_call_allowed_before_it_was_announced_covers() -> None:
-    grants = Grants()
-    grants.allowed("later", None, always=False)
-    assert grants.covers(state_with(), "write") and grants.covers(state_with(), "command")
+def test_a_call_allowed_before_it_was_announced_covers_in_its_turn_only() -> None:
+    grants, state = Grants(), state_with()
+    grants.allowed("later", None, always=False, turn=state.turn)
+    assert grants.covers(state, "write") and grants.covers(state, "command")
+    state.turn += 1  # never announced: it covers nothing in the next turn
+    assert not grants.covers(state, "write") and not grants.covers(state, "command")
 
 
 def test_allow_always_covers_its_kind_for_the_session() -> None:
