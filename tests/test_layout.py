@@ -15,7 +15,7 @@ from importlinter.cli import lint_imports
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "acp_tui"
 LONGEST_MODULE = 600
-LOOSE_MODULES = {"__init__", "__main__", "config", "paths", "text", "versions", "workspace"}
+LOOSE_MODULES = {"__init__", "__main__", "paths", "text", "versions", "workspace"}
 
 
 def modules() -> dict[str, Path]:
