@@ -14,6 +14,7 @@ from acp_tui.config import (
     DEMO,
     AgentConfig,
     ConfigError,
+    Notify,
     default_config_text,
     load_config,
 )
@@ -465,3 +466,54 @@ def test_agent_state_folders_replace_the_known_ones(tmp_path: Path) -> None:
     # The shipped example names the known ones.
     example = re.search(r"^# agent_state = (.*)$", default_config_text(), re.MULTILINE)
     assert example is not None and json.loads(example[1]) == list(AGENT_STATE)
+
+
+def test_notify_settings_and_their_mistakes(tmp_path: Path) -> None:
+    default = load_config(tmp_path / "nope.toml").notify
+    assert (default.enabled, default.desktop, default.long_turn, default.terminal) == (
+        True,
+        False,
+        30.0,
+        "auto",
+    )
+    assert default.events == {"done", "permission", "question", "failed", "budget"}
+    config = load_config(
+        write(
+            tmp_path,
+            """\
+            [notify]
+            events = ["permission", "question"]
+            long_turn = 0
+            desktop = true
+            terminal = "osc99"
+            """,
+        )
+    )
+    notify = config.notify
+    assert config.problems == []
+    assert (notify.events, notify.long_turn, notify.desktop, notify.terminal) == (
+        {"permission", "question"},
+        0.0,
+        True,
+        "osc99",
+    )
+    for text, line, what in (
+        ('[notify]\nevents = ["done", "tea"]\n', 2, "'tea' is not one of"),
+        ("[notify]\nlong_turn = -1\n", 2, "`long_turn` must be a number of seconds"),
+        ('[notify]\nterminal = "osc52"\n', 2, "`terminal` must be one of auto, osc777"),
+        ('notify = "yes"\n', 1, "`notify` must be a table"),
+    ):
+        config = load_config(write(tmp_path, text))
+        [problem] = config.problems
+        assert (problem.line, problem.message.startswith("[notify] left out")) == (line, True)
+        assert what in problem.message and config.notify == Notify()  # all left out
+
+
+def test_notify_on_or_off_on_the_command_line_wins() -> None:
+    from acp_tui.cli.parser import build_parser
+    from acp_tui.cli.run import _notify
+
+    off = Notify(enabled=False, long_turn=5)
+    for argv, enabled in (([], False), (["--notify", "on"], True), (["--notify", "off"], False)):
+        notify = _notify(off, build_parser().parse_args(argv).notify)
+        assert (notify.enabled, notify.long_turn) == (enabled, 5)

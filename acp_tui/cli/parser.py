@@ -151,6 +151,13 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
         "permission for (default: the config's, else on)",
     )
     parser.add_argument(
+        "--notify",
+        choices=("on", "off"),
+        default=None,
+        help="TUI: tell the terminal (a notification, else the bell) when a conversation you "
+        "are not looking at needs you (default: the config's [notify], else on)",
+    )
+    parser.add_argument(
         "--live-check",
         action="store_true",
         help="headless: check every message against the ACP schema as the run goes, and say "

@@ -16,6 +16,8 @@ import signal
 import sys
 from collections.abc import Sequence
 
+import msgspec
+
 from acp_tui.cli.parser import (
     build_parser,
     not_a_subcommand,
@@ -26,6 +28,7 @@ from acp_tui.cli.workspace import workspace_for
 from acp_tui.config import (
     AgentConfig,
     ConfigError,
+    Notify,
     Startup,
     config_path,
     load_config,
@@ -96,6 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         model=args.model,
         max_cost=config.max_cost if args.max_cost is None else args.max_cost,
         max_context=config.max_context if args.max_context is None else args.max_context,
+        notify=_notify(config.notify, args.notify),
     )
     client_options = ClientOptions(
         cwd=workspace_for(agent, args.cwd),
@@ -144,6 +148,13 @@ def _utf8(text: str) -> bool:
     except UnicodeEncodeError:
         return False
     return True
+
+
+def _notify(notify: Notify, switch: str | None) -> Notify:
+    """The config's `[notify]`, turned on or off by `--notify`."""
+    if switch is None:
+        return notify
+    return msgspec.structs.replace(notify, enabled=switch == "on")
 
 
 def _exit_by_signal(signum: int, _frame: object) -> None:

@@ -8,7 +8,7 @@ import shutil
 import sys
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import msgspec
 
@@ -134,6 +134,29 @@ def demo_agent() -> AgentConfig:
     )
 
 
+Need = Literal["permission", "question", "budget", "failed", "done"]
+"""What a conversation can need of the user (`acp_tui.conversation.attention`), and what a
+notification can be about."""
+NEEDS: tuple[Need, ...] = get_args(Need)
+"""Most pressing first: a conversation's mark shows the first of its needs."""
+Sequence = Literal["auto", "osc777", "osc9", "osc99", "bell"]
+"""How the terminal is told: picked for it (`auto`), one escape sequence, or the bell."""
+
+
+class Notify(msgspec.Struct):
+    """`[notify]`: when and how a user who is not looking is told a conversation needs them."""
+
+    enabled: bool = True
+    """Off: no notification at all (`--notify off`); the inbox still marks who waits."""
+    events: frozenset[Need] = frozenset(NEEDS)
+    long_turn: float = 30.0
+    """Seconds: a turn that ran longer is told when it ends even to a user who is looking
+    (0: never)."""
+    desktop: bool = False
+    """Also a desktop notification, through `notify-send` where it is installed."""
+    terminal: Sequence = "auto"
+
+
 class Config(msgspec.Struct):
     path: Path
     exists: bool = False
@@ -155,6 +178,7 @@ class Config(msgspec.Struct):
     """The most a session may cost (`--max-cost`), in the agent's currency."""
     max_context: float | None = None
     """The most of the agent's context window a session may fill, in percent."""
+    notify: Notify = msgspec.field(default_factory=Notify)
     problems: list[ConfigProblem] = msgspec.field(default_factory=list)
 
     def agent(self, name: str | None = None, command: list[str] | None = None) -> AgentConfig:
@@ -204,6 +228,8 @@ class Startup(msgspec.Struct):
     """`--max-cost`: the most a session may cost, in the agent's currency."""
     max_context: float | None = None
     """`--max-context`: the most of the context window (percent) a session may fill."""
+    notify: Notify = msgspec.field(default_factory=Notify)
+    """The config's `[notify]`, as `--notify` leaves it."""
 
     @property
     def warnings(self) -> list[str]:

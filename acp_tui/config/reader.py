@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from acp_tui.config.agents import AgentTables
 from acp_tui.config.model import DEMO, Config, ConfigProblem, config_path, demo_agent
+from acp_tui.config.notify import NotifyTable
 from acp_tui.config.tables import Invalid
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ _TOP_KEYS = {
     "permission",
     "guard",
     "allow_paths",
+    "notify",
     "agent_state",
     "agents",
     *_SIZES,
@@ -62,7 +64,7 @@ def _toml_error(error: tomllib.TOMLDecodeError) -> tuple[str, int | None]:
     return f"{text[: match.start()].strip()} (column {match.group(2)})", int(match.group(1))
 
 
-class _Reader(AgentTables):
+class _Reader(AgentTables, NotifyTable):
     def read(self, document: dict[str, Any]) -> None:
         config = self.config
         for key in document.keys() - _TOP_KEYS:
@@ -102,6 +104,10 @@ class _Reader(AgentTables):
                     setattr(config, key, self.size(document[key], key))
             except Invalid as invalid:
                 self.problem(str(invalid), invalid.line)
+        try:
+            config.notify = self.notify(document.get("notify"))
+        except Invalid as invalid:
+            self.problem(f"[notify] left out: {invalid}", invalid.line)
         agents = document.get("agents", {})
         if not isinstance(agents, dict):
             self.problem("`agents` must be a table: [agents.NAME]", self.locate.line((), "agents"))

@@ -13,7 +13,7 @@ import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -39,6 +39,9 @@ from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import PendingPermission, Session
 from acp_tui.text import human_size
 from acp_tui.transport.launcher import LaunchError
+
+if TYPE_CHECKING:
+    from acp_tui.conversation.attention import Attention
 
 Listener = Callable[[Session, Change], None]
 
@@ -91,6 +94,10 @@ class NotNow(Exception):
 class AgentLink:
     """One agent process and the session it shows: started, opened, restarted, closed; what
     the agent asks, answered (see the module docstring)."""
+
+    attention: Attention
+    """What the conversation needs of the user: told here what the agent asks, and how it
+    goes down; made by `Conversation`, which knows the rest (its turns, its budget)."""
 
     def __init__(
         self,
@@ -240,14 +247,16 @@ class AgentLink:
         if not self.closing and not self._restarting:
             self.running = False
             process = client.process
-            self.front_end.agent_exited(
-                process.exit_description() if process is not None else "agent exited"
-            )
+            description = process.exit_description() if process is not None else "agent exited"
+            self.front_end.agent_exited(description)
+            self.attention.agent_down(description)
 
     def fail(self, error: Exception) -> None:
         """Starting (or restarting) failed with `error`: the agent is down, and says why."""
         self.running = False
-        self.front_end.agent_down(self.failure(error))
+        message = self.failure(error)
+        self.front_end.agent_down(message)
+        self.attention.agent_down(message)
         self.started.set()
 
     def failure(self, error: Exception) -> str:
@@ -423,6 +432,7 @@ class AgentLink:
         if self.answer_by_policy(pending, ask=self.front_end.asks_permission):
             return
         await self.front_end.ask_permission(pending)
+        self.attention.asked("permission", f"Permission: {pending.about}")
 
     def answer_by_policy(self, pending: PendingPermission, *, ask: bool = True) -> bool:
         """Answer `pending` by a saved rule or the `--permission` mode, saying which; False
@@ -456,6 +466,7 @@ class AgentLink:
 
     async def _decide_elicitation(self, pending: PendingElicitation) -> None:
         await self.front_end.ask_question(pending)
+        self.attention.asked("question", f"Question: {pending.about}")
 
 
 _SHOWN_TRAFFIC = 1 << 16

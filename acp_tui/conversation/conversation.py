@@ -20,6 +20,7 @@ import msgspec
 
 from acp_tui.conversation import opening as o
 from acp_tui.conversation.agent_link import STARTUP_ERRORS, AgentLink, NotNow
+from acp_tui.conversation.attention import Attention
 from acp_tui.conversation.budget import Budget, BudgetWatch, Spent, spent
 from acp_tui.conversation.changes import SessionChanges
 from acp_tui.conversation.prompt import Prompt, prompt_content
@@ -57,6 +58,7 @@ class Conversation(AgentLink):
 
     def __init__(self, *args: Any, budget: Budget | None = None, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        self.attention = Attention(self)
         self.budget = budget or Budget()
         self._budgets: dict[str, BudgetWatch] = {}
         """What each session was told of its budgets, by session id."""
@@ -302,6 +304,7 @@ class Conversation(AgentLink):
                 "Budget reached", f"{reached.describe()}: raise the budget to send a prompt."
             )
         self.sending = True
+        self.attention.turn_started()
         checkpoints = self.shared.checkpoints
         end = TurnEnd(None)
         try:
@@ -326,6 +329,7 @@ class Conversation(AgentLink):
                     end.changes = await checkpoints.after_turn(session)
         finally:
             self.sending = False
+        self.attention.turn_ended(end)
         auth = isinstance(end.error, RpcError) and end.error.code == AUTH_REQUIRED
         if auth and not isinstance(end.error, ConnectionClosed) and self.front_end.chooses_sign_in:
             await self.sign_in_again()

@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from acp_tui.conversation.attention import Call
     from acp_tui.conversation.budget import Spent
     from acp_tui.conversation.sign_in import AuthChoice
     from acp_tui.session.agent_info import AgentInfo
@@ -60,6 +61,11 @@ class FrontEnd:
     def budget(self, stand: Spent) -> None:
         """A budget passed its warning, or was reached (`stand.reached`): the session says
         so already; a front end that keeps score (headless: its exit status) hears it here."""
+
+    def needs_you(self, call: Call) -> None:
+        """Something newly needs the user: a turn ended, the agent asks, the agent failed
+        (`acp_tui.conversation.attention`). A front end that notifies hears it here; headless
+        mode has nobody to notify."""
 
     def say(self, severity: str, title: str, detail: str | None = None) -> None:
         """Something acp-tui (not the agent) wants the user to know, about the session."""

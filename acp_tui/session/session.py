@@ -56,6 +56,12 @@ class PendingPermission(msgspec.Struct, eq=False):
         only its id)."""
         return self.session.state.tool_calls.get(self.tool_call_id or "")
 
+    @property
+    def about(self) -> str:
+        """What is asked about, in a few words: the tool call's title."""
+        call = self.tool_call
+        return call.title if call is not None and call.title else "permission"
+
     def answer(
         self,
         response: m.PermissionResponse,
@@ -341,7 +347,7 @@ class Session:
             return await pending.future
         except asyncio.CancelledError:
             if asked:
-                self.notice("warning", f"The agent withdrew its request: {_asked_about(pending)}")
+                self.notice("warning", f"The agent withdrew its request: {pending.about}")
             raise
         finally:
             with contextlib.suppress(ValueError):
@@ -374,13 +380,6 @@ def build_services(session: Session) -> ClientServices:
     session.guard = Guard(session, asks=options.guard)
     services.put_in_front(GUARDED, session.guard.run)
     return services
-
-
-def _asked_about(pending: PendingPermission) -> str:
-    call = pending.tool_call
-    if call is not None and call.title:
-        return call.title
-    return "permission"
 
 
 def _ignore_outcome(task: asyncio.Future[Any]) -> None:

@@ -55,6 +55,14 @@ def kept_turns_summary(state: SessionState, before_turn: int) -> str:
     return text + CONTEXT_END
 
 
+def last_answer(state: SessionState) -> Message | None:
+    """The agent's latest message in `state`, if it sent one."""
+    for item in reversed(state.timeline):
+        if isinstance(item, Message) and item.role == "agent":
+            return item
+    return None
+
+
 def typed_text(text: str) -> str:
     """A prompt's text as the user typed it: without the summary acp-tui put before it."""
     if text.startswith(CONTEXT_MARK):

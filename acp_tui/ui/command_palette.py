@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from textual.app import SystemCommand
 
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.session.state import Message
+from acp_tui.session.summary import last_answer
 
 if TYPE_CHECKING:
     from acp_tui.conversation.conversation import Conversation
@@ -180,14 +180,7 @@ def copy_last_answer(app: AcpApp) -> None:
     session = app.session
     if session is None:
         return
-    answer = next(
-        (
-            item
-            for item in reversed(session.state.timeline)
-            if isinstance(item, Message) and item.role == "agent"
-        ),
-        None,
-    )
+    answer = last_answer(session.state)
     if answer is not None:
         app.copy_to_clipboard(answer.text)
         app.notify(f"Copied {len(answer.text)} characters", timeout=2)
