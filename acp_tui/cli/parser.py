@@ -26,6 +26,7 @@ SUBCOMMANDS = {
     "check": "what an ACP agent gets wrong, for its author",
     "changes": "what each turn changed in the workspace",
     "rewind": "put the workspace back as it was before a turn",
+    "serve": "serve an agent to remote clients (ACP over WebSocket and HTTP)",
 }
 """Every subcommand, with the line `acp-tui --help` says of it."""
 
@@ -278,6 +279,11 @@ def _sessions(parser: argparse.ArgumentParser) -> None:
         "--all",
         action="store_true",
         help="every conversation acp-tui recorded, for any agent and workspace",
+    "serve": "Serve a local ACP agent to remote clients at /acp, over WebSocket and Streamable "
+    "HTTP (the ACP remote transport RFD): one agent process a connection, started in --cwd on "
+    "this machine, kept for --grace seconds after its client drops so that it can come back. "
+    "Every request must carry the token (Authorization: Bearer) when one is set; beyond "
+    "loopback one must be. Ctrl+C or SIGTERM stops every agent, then the server.",
     )
 
 
@@ -399,3 +405,45 @@ def _positive(text: str) -> float:
     if not value > 0:
         raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
     return value
+def _serve(parser: argparse.ArgumentParser) -> None:
+    parser.usage = (
+        "acp-tui serve [--listen HOST:PORT] [--token-file FILE] [--grace SECONDS] "
+        "[--cwd DIR] [--agent NAME | -- AGENT COMMAND ...]"
+    )
+    parser.add_argument(
+        "--listen",
+        default="127.0.0.1:8765",
+        metavar="HOST:PORT",
+        help="where to listen (default: 127.0.0.1:8765; port 0: any free port)",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="the bearer token clients must send, its first line (default: $ACP_TUI_TOKEN; "
+        "needed beyond loopback)",
+    )
+    parser.add_argument(
+        "--grace",
+        type=_positive,
+        default=120.0,
+        metavar="SECONDS",
+        help="how long an agent waits for its client to come back (default: 120)",
+    )
+    parser.add_argument(
+        "--max-message",
+        type=_positive,
+        default=32.0,
+        metavar="MIB",
+        help="the largest message a client may send (default: 32)",
+    )
+    parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
+    parser.add_argument(
+        "--cwd",
+        type=Path,
+        metavar="DIR",
+        help="where agents run (default: here; the demo agent: its own)",
+    )
+
+
+    "serve": _serve,

@@ -1,0 +1,71 @@
+"""`acp-tui serve` over the Streamable HTTP profile (HTTP/2 on loopback), fronting the demo
+agent: `initialize` answered in its POST, the rest on the connection's and the session's SSE
+streams, a permission answered by POST, a cancel, and a session stream lost mid-turn that
+opens again for the rest."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from tests.remote.serve_support import HttpClient, http_client, prompt, request, served, text_of
+
+
+async def _session(client: HttpClient, cwd: Path) -> str:
+    answer = await client.initialize()
+    assert answer["result"]["connectionId"] == client.connection_id
+    await client.open_stream()
+    new = request(2, "session/new", {"cwd": str(cwd), "mcpServers": []})
+    assert (await client.post(new)).status_code == 202
+    session: str = (await client.answer(2))["result"]["sessionId"]
+    await client.open_stream(session)
+    return session
+
+
+async def test_a_turn_with_a_permission_and_a_cancel_over_http2(tmp_path: Path) -> None:
+    with served(tmp_path) as server:
+        async with http_client(server.url) as client:
+            session = await _session(client, tmp_path)
+            sent = await client.post(prompt(3, session, "permission"), session)
+            assert (sent.status_code, sent.http_version) == (202, "HTTP/2")
+            assert "acp-connection-id=" in sent.headers["set-cookie"]
+            asked = await client.until(
+                lambda m: m.get("method") == "session/request_permission", session
+            )
+            outcome = {"outcome": {"outcome": "selected", "optionId": "reject_once"}}
+            answer = {"jsonrpc": "2.0", "id": asked["id"], "result": outcome}
+            assert (await client.post(answer, session)).status_code == 202
+            done = await client.answer(3, session)
+            assert done["result"]["stopReason"] == "end_turn"
+            assert "reject once" in text_of(client.streams[session])
+            # Session messages go on the session's stream only.
+            assert all("sessionId" not in m.get("params", {}) for m in client.streams[None])
+
+            await client.post(prompt(4, session, "slow 30"), session)
+            await client.until(lambda m: "⏳ 1/30" in text_of([m]), session)
+            cancel = {"jsonrpc": "2.0", "method": "session/cancel"}
+            await client.post(cancel | {"params": {"sessionId": session}}, session)
+            assert (await client.answer(4, session))["result"]["stopReason"] == "cancelled"
+
+            deleted = await client.client.delete(server.url, headers=client.headers())
+            assert deleted.status_code == 202
+            assert "ended by the client (DELETE)" in server.wait_for(r"ended: ")
+        assert server.stop() == 0
+
+
+async def test_a_session_stream_lost_mid_turn_opens_again_for_the_rest(tmp_path: Path) -> None:
+    with served(tmp_path) as server:
+        async with http_client(server.url) as client:
+            session = await _session(client, tmp_path)
+            await client.post(prompt(3, session, "slow 4"), session)
+            await client.until(lambda m: "⏳ 1/4" in text_of([m]), session)
+            client.close_stream(session)
+            before = list(client.streams[session])
+            client.streams[session] = []
+            await client.open_stream(session)
+            done = await client.answer(3, session)
+            assert done["result"]["stopReason"] == "end_turn"
+            ticks = re.findall(r"⏳ (\d+)/", text_of(before + client.streams[session]))
+            assert sorted(map(int, ticks)) == [1, 2, 3, 4]
+        assert server.stop() == 0
+        assert "1 reconnect;" in server.wait_for(r"ended: the server shut down")
