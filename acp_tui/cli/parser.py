@@ -260,6 +260,11 @@ _DESCRIPTIONS = {
     "takes before and after every turn.",
     "rewind": "Put the workspace's files back as they were before turn N of a session (from "
     "acp-tui's checkpoints). The files as they are now are kept first: --undo puts them back.",
+    "serve": "Serve a local ACP agent to remote clients at /acp, over WebSocket and Streamable "
+    "HTTP (the ACP remote transport RFD): one agent process a connection, started in --cwd on "
+    "this machine, kept for --grace seconds after its client drops so that it can come back. "
+    "Every request must carry the token (Authorization: Bearer) when one is set; beyond "
+    "loopback one must be. Ctrl+C or SIGTERM stops every agent, then the server.",
 }
 
 
@@ -279,11 +284,6 @@ def _sessions(parser: argparse.ArgumentParser) -> None:
         "--all",
         action="store_true",
         help="every conversation acp-tui recorded, for any agent and workspace",
-    "serve": "Serve a local ACP agent to remote clients at /acp, over WebSocket and Streamable "
-    "HTTP (the ACP remote transport RFD): one agent process a connection, started in --cwd on "
-    "this machine, kept for --grace seconds after its client drops so that it can come back. "
-    "Every request must carry the token (Authorization: Bearer) when one is set; beyond "
-    "loopback one must be. Ctrl+C or SIGTERM stops every agent, then the server.",
     )
 
 
@@ -385,26 +385,6 @@ def _rewind(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cwd", type=Path, default=Path.cwd(), help="the workspace")
 
 
-_SUBCOMMAND_OPTIONS = {
-    "agents": _agents,
-    "sessions": _sessions,
-    "export": _export,
-    "logout": _agent_to_ask,
-    "providers": _agent_to_ask,
-    "check": _check,
-    "changes": _changes,
-    "rewind": _rewind,
-}
-
-
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        value = 0.0
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
-    return value
 def _serve(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "acp-tui serve [--listen HOST:PORT] [--token-file FILE] [--grace SECONDS] "
@@ -446,4 +426,24 @@ def _serve(parser: argparse.ArgumentParser) -> None:
     )
 
 
+_SUBCOMMAND_OPTIONS = {
+    "agents": _agents,
+    "sessions": _sessions,
+    "export": _export,
+    "logout": _agent_to_ask,
+    "providers": _agent_to_ask,
+    "check": _check,
+    "changes": _changes,
+    "rewind": _rewind,
     "serve": _serve,
+}
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = 0.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number, got {text!r}")
+    return value
