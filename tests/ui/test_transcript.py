@@ -4,7 +4,6 @@ reach the others."""
 
 from __future__ import annotations
 
-import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -56,18 +55,15 @@ def user_message(app: AcpApp, text: str) -> Message:
 
 
 async def test_a_20000_update_history_opens_at_its_end(tmp_path: Path) -> None:
-    started = time.monotonic()
     async with long_history(tmp_path, 20_000) as (app, pilot):
         items = timeline(app)
         await wait_until(pilot, lambda: on_screen(app, items[-1]), timeout=10)
-        opened = time.monotonic() - started
         transcript = app.chat.query_one(Transcript)
         assert len(items) == 19_047  # nothing dropped (v1 plans replace each other)
         assert len(transcript.blocks) < WINDOW
         assert transcript.following
         # The scrollbar spans the whole history, not the mounted blocks.
         assert transcript.virtual_size.height > 100 * len(transcript.blocks) * 10
-        assert opened < 15  # a generous bound for a loaded machine; the bench measures it
 
 
 async def test_scrolling_mounts_what_comes_into_view_and_keeps_the_place(
