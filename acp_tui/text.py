@@ -1,5 +1,5 @@
-"""Words for people: sizes (one way everywhere, 1024-based), text cut to fit a column, and
-diffs as git writes them."""
+"""Words for people: sizes (one way everywhere, 1024-based), text cut to fit a column, code
+fenced in Markdown, and diffs as git writes them."""
 
 from __future__ import annotations
 
@@ -35,6 +35,17 @@ def shorten(text: str, width: int) -> str:
     """`text` if it fits in `width` characters, else its start and an ellipsis, `width` in
     all."""
     return text if len(text) <= width else text[: max(width - 1, 0)].rstrip() + "…"
+
+
+def fence(text: str, language: str = "") -> str:
+    """`text` in a fenced code block whose fence no backtick run inside can close."""
+    text = text.rstrip("\n")
+    longest = run = 0
+    for char in text:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    ticks = "`" * max(3, longest + 1)
+    return f"{ticks}{language}\n{text}\n{ticks}"
 
 
 def git_style_diff(old_text: str, new_text: str, old_name: str, new_name: str) -> str:

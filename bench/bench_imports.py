@@ -47,6 +47,7 @@ LAZY = [
     ("tui", "acp_tui.ui.screens.changes"),
     ("tui", "acp_tui.ui.widgets.permission_panel"),
     ("tui", "acp_tui.ui.widgets.elicitation_panel"),
+    ("tui", "acp_tui.ui.screens.rewind"),
     ("tui", "acp_tui.ui.render.markdown"),
     ("tui", "rich.syntax"),
     ("tui", "pygments.lexers"),

@@ -1,4 +1,4 @@
-"""Putting files back as a checkpoint holds them: a whole turn, one file, or one hunk.
+"""Putting files back as a checkpoint holds them: a whole turn, one file, or some hunks.
 
 A rewind is planned first (`plan_rewind`): the workspace is checkpointed as it is now (so the
 rewind itself can be undone), compared with the target, and every file to write or delete is
@@ -14,15 +14,15 @@ back, with the reason.
 from __future__ import annotations
 
 import contextlib
-import difflib
 import os
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from acp_tui.checkpoints.hunks import hunks, unapply_hunks
 from acp_tui.checkpoints.ignores import in_agent_state
 from acp_tui.checkpoints.store import CheckpointError, CheckpointStore, FileChange, Snapshot
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnCheckpoint, session_key
@@ -88,10 +88,12 @@ def plan_rewind(
     if target is None or target.before is None:
         raise CheckpointError(f"turn {turn} has no checkpoint")
     later = [t for t in turns if t.turn >= turn]
+    # The user's edits in their editor are theirs even when made while a turn ran.
+    edits = [(edit.before, edit.after) for edit in checkpoints.edits(target.started)]
     return plan_restore(
         checkpoints.store,
         target.before,
-        user_changes=_user_spans(later),
+        user_changes=[*_user_spans(later), *edits],
         paths=paths,
         label=f"turn {turn}",
         session_id=checkpoints.session_id,
@@ -205,91 +207,54 @@ def apply_rewind(
     return result
 
 
-@dataclass(frozen=True, slots=True)
-class Hunk:
-    """One hunk of a file's diff: lines `[old_start, old_end)` of the old text became lines
-    `[new_start, new_end)` of the new one (three lines of context included, as shown)."""
-
-    old_start: int
-    old_end: int
-    new_start: int
-    new_end: int
-
-
-def hunks(old: str, new: str, context: int = 3) -> list[Hunk]:
-    """The hunks of the diff from `old` to `new`, grouped as the diff view shows them."""
-    old_lines, new_lines = old.splitlines(), new.splitlines()
-    matcher = difflib.SequenceMatcher(None, old_lines, new_lines, autojunk=False)
-    return [
-        Hunk(group[0][1], group[-1][2], group[0][3], group[-1][4])
-        for group in matcher.get_grouped_opcodes(context)
-    ]
-
-
-def unapply_hunk(current: str, old: str, new: str, hunk: Hunk) -> str | None:
-    """`current` with one hunk of the change from `old` to `new` undone: its new lines (and
-    context) found in `current`, where they were or, failing that, once elsewhere, and put
-    back as they were. None when they are not there any more."""
-    old_lines = old.splitlines(keepends=True)
-    new_lines = new.splitlines(keepends=True)
-    lines = current.splitlines(keepends=True)
-    wanted = new_lines[hunk.new_start : hunk.new_end]
-    size = len(wanted)
-
-    def matches(at: int) -> bool:
-        return [line.rstrip("\r\n") for line in lines[at : at + size]] == [
-            line.rstrip("\r\n") for line in wanted
-        ]
-
-    if 0 <= hunk.new_start <= len(lines) - size and matches(hunk.new_start):
-        at = hunk.new_start
-    else:
-        found = [i for i in range(len(lines) - size + 1) if matches(i)]
-        if len(found) != 1:
-            return None
-        at = found[0]
-    restored = old_lines[hunk.old_start : hunk.old_end]
-    if restored and at + size < len(lines) and not restored[-1].endswith(("\n", "\r")):
-        restored[-1] += "\n"  # the old text ended there; the current one goes on
-    return "".join([*lines[:at], *restored, *lines[at + size :]])
-
-
-def revert_hunk(checkpoints: SessionCheckpoints, turn: int, path: str, index: int) -> RewindResult:
-    """Undo hunk `index` of what turn `turn` did to `path`, in the file as it is now (the
-    rest of the file is left as it is). Undoable like a rewind."""
+def revert_hunks(
+    checkpoints: SessionCheckpoints, turn: int, chosen: Mapping[str, Sequence[int]]
+) -> RewindResult:
+    """Undo the hunks `chosen` (by file, their indexes in `hunks`) of what turn `turn` did,
+    in the files as they are now (the rest of each file is left as it is). A file where one
+    of them is not found as the turn left it is left alone, and said so in `failed`. Undoable
+    like a rewind (one undo for all of them)."""
     store = checkpoints.store
     checkpoint = checkpoints.turn(turn)
     if checkpoint is None or checkpoint.before is None:
         raise CheckpointError(f"turn {turn} has no checkpoint")
-    folder = in_agent_state(path, store.agent_state)
-    if folder is not None:
-        raise CheckpointError(f"{path} is an agent's own state ({folder}/): left to the agent")
+    for path in chosen:
+        folder = in_agent_state(path, store.agent_state)
+        if folder is not None:
+            raise CheckpointError(f"{path} is an agent's own state ({folder}/): left to the agent")
+    before = checkpoint.before
     after = checkpoint.after or store.snapshot("acp-tui: the workspace now").commit
-    old = _text(store, checkpoint.before, path)
-    new = _text(store, after, path)
-    found = hunks(old, new)
-    if not 0 <= index < len(found):
-        raise CheckpointError(f"{path} has no hunk {index + 1} in turn {turn}")
+    versions = {path: (_text(store, before, path), _text(store, after, path)) for path in chosen}
     root = str(store.workspace)
     with store.locked():
-        current = _read(root, path)
-        text = unapply_hunk(current, old, new, found[index])
-        if text is None:
-            raise CheckpointError(
-                f"the lines of this hunk of {path} changed since the turn: "
-                "revert the whole file instead"
-            )
-        now = store.snapshot("acp-tui: before reverting a hunk")
-        plan = RewindPlan(now.commit, now, [], f"a hunk of {path}", checkpoints.session_id, turn)
+        texts: dict[str, str] = {}
+        failed: list[tuple[str, str]] = []
+        for path, indexes in chosen.items():
+            old, new = versions[path]
+            found = hunks(old, new)
+            if not all(0 <= index < len(found) for index in indexes):
+                raise CheckpointError(f"{path} has no such hunk in turn {turn}")
+            text = unapply_hunks(_read(root, path), old, new, [found[i] for i in indexes])
+            if text is None:
+                failed.append((path, "its lines changed since the turn: left as it is"))
+            else:
+                texts[path] = text
+        now = store.snapshot("acp-tui: before reverting hunks")
+        label = "hunks of " + ", ".join(chosen)
+        plan = RewindPlan(now.commit, now, [], label, checkpoints.session_id, turn)
         undo = _keep_before(store, plan, now)
-        result = RewindResult(undo=undo)
-        mode = (store.entry(after, path) or ("100644", ""))[0]
-        try:
-            _write(root, path, text.encode("utf-8"), mode)
-        except OSError as error:
-            result.failed.append((path, _reason(error)))
-        else:
-            result.restored.append(path)
+        result = RewindResult(failed=failed, undo=undo)
+        for path, text in texts.items():
+            try:
+                if not text and store.entry(before, path) is None:
+                    _delete(root, path)  # every line of a file the turn made: it goes
+                else:
+                    entry = store.entry(after, path) or store.entry(before, path)
+                    _write(root, path, text.encode("utf-8"), (entry or ("100644", ""))[0])
+            except OSError as error:
+                result.failed.append((path, _reason(error)))
+            else:
+                result.restored.append(path)
         _keep_after(store, plan, undo)
     return result
 
@@ -468,15 +433,13 @@ def _delete(root: str, path: str) -> None:
 __all__ = [
     "FileChange",
     "FileRestore",
-    "Hunk",
     "RewindPlan",
     "RewindResult",
     "Stale",
     "apply_rewind",
-    "hunks",
     "plan_restore",
     "plan_rewind",
-    "revert_hunk",
+    "revert_hunks",
     "rewinds",
     "undo_plan",
 ]

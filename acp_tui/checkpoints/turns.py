@@ -31,6 +31,9 @@ REF_ROOT = "refs/acp-tui/sessions"
 _SAFE_ID = re.compile(r"[A-Za-z0-9_-][A-Za-z0-9._-]*")
 
 Moment = Literal["before", "after"]
+EDITS = "edits"
+"""Under a session's refs, the user's own edits (made in their editor from the changes view):
+`<session>/edits/<time>/before` and `.../after`."""
 
 
 def session_key(session_id: str) -> str:
@@ -72,6 +75,9 @@ class TurnChanges(msgspec.Struct):
     link outside): their changes are not shown, and a rewind cannot bring them back."""
     running: bool = False
     """The turn has no checkpoint after it yet: compared with the workspace as it is now."""
+    edited: list[str] = msgspec.field(default_factory=list)
+    """Its files the user changed in their editor since it began (read with the changes
+    view's turn, not with the notice under it)."""
 
     @property
     def turn(self) -> int:
@@ -98,6 +104,16 @@ class TurnChanges(msgspec.Struct):
         lines = [f"{f.letter} {f.path}  {counts(f)}" for f in self.files]
         lines += [f"skipped {s.path}: {s.reason}" for s in self.skipped]
         return lines
+
+
+class UserEdit(msgspec.Struct):
+    """Files the user changed in their editor, from acp-tui: checkpoints around it, so that
+    what they did there is theirs, never counted as the agent's."""
+
+    before: str
+    after: str
+    paths: list[str]
+    time: float
 
 
 def counts(change: FileChange) -> str:
@@ -158,6 +174,45 @@ class SessionCheckpoints:
         )
         self.store.set_refs({self._ref(turn, "after"): snap.commit})
         return snap
+
+    def edit_begins(self) -> Snapshot:
+        """The workspace as the user opens a file of it in their editor."""
+        return self.store.snapshot("acp-tui: before the user's edit")
+
+    def edit_ends(self, before: Snapshot) -> list[FileChange]:
+        """What the user changed since `before` (their editor closed), kept as a `UserEdit`
+        (nothing is kept when nothing changed)."""
+        staged = self.store.stage()
+        files = self.store.changes(before.commit, staged.tree)
+        if files:
+            meta = {"session": self.session_id, "moment": "edit", "time": time.time()}
+            meta["paths"] = [f.path for f in files]
+            after = self.store.snapshot("acp-tui checkpoint: the user's edit", meta, staged)
+            edit = f"{self.prefix}{EDITS}/{time.time_ns()}"
+            self.store.set_refs({f"{edit}/before": before.commit, f"{edit}/after": after.commit})
+        return files
+
+    def edits(self, since: float | None = None) -> list[UserEdit]:
+        """The user's edits in this session (those from `since` on, seconds since the
+        epoch), in order."""
+        commits: dict[str, dict[str, str]] = {}
+        metas: dict[str, dict[str, object]] = {}
+        for name, commit, message in self.store.refs(f"{self.prefix}{EDITS}"):
+            stamp, _, end = name[len(self.prefix) + len(EDITS) + 1 :].partition("/")
+            commits.setdefault(stamp, {})[end] = commit
+            if end == "after":
+                metas[stamp] = _meta(message)
+        edits = []
+        for stamp in sorted(commits, key=int):
+            ends, meta = commits[stamp], metas.get(stamp, {})
+            paths, when = meta.get("paths"), meta.get("time")
+            if "before" not in ends or not isinstance(paths, list):
+                continue
+            moment = float(when) if isinstance(when, int | float) else 0.0
+            if since is None or moment >= since:
+                files = [str(path) for path in paths]
+                edits.append(UserEdit(ends["before"], ends["after"], files, moment))
+        return edits
 
     def turns(self) -> list[TurnCheckpoint]:
         """Every turn with a checkpoint, in order."""

@@ -5,7 +5,8 @@ event loop (the checkpointer's threads); a failure raises one of `FAILURES`.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
 from typing import TypeVar
 
 from acp_tui.checkpoints.checkpointer import FAILURES, Checkpointer
@@ -13,12 +14,12 @@ from acp_tui.checkpoints.rewind import (
     RewindPlan,
     RewindResult,
     apply_rewind,
-    revert_hunk,
+    revert_hunks,
     rewinds,
     undo_plan,
 )
-from acp_tui.checkpoints.store import FileChange
-from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint
+from acp_tui.checkpoints.store import FileChange, Snapshot
+from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
 from acp_tui.session.session import Session
 
 __all__ = ["FAILURES", "SessionChanges"]
@@ -38,6 +39,10 @@ class SessionChanges:
     def unavailable(self) -> str | None:
         """Why there are no checkpoints (None: there are)."""
         return self._checkpointer.unavailable
+
+    @property
+    def workspace(self) -> Path:
+        return self._checkpointer.workspace
 
     @property
     def busy(self) -> bool:
@@ -64,7 +69,12 @@ class SessionChanges:
             chosen = next((t for t in turns if t.turn == turn), None)
             if chosen is None and turns:
                 chosen = turns[-1]
-            return turns, checkpoints.changes(chosen) if chosen is not None else None
+            if chosen is None:
+                return turns, None
+            changes = checkpoints.changes(chosen)
+            yours = {path for edit in checkpoints.edits(chosen.started) for path in edit.paths}
+            changes.edited = [f.path for f in changes.files if f.path in yours]
+            return turns, changes
 
         return await self._run(read)
 
@@ -96,12 +106,32 @@ class SessionChanges:
             return None
         return await self._run(lambda: apply_rewind(store, plan, skip_conflicts=skip_conflicts))
 
-    async def revert_hunk(self, turn: int, path: str, index: int) -> RewindResult | None:
-        """Put back hunk `index` of `path` as it was before `turn`."""
+    async def revert_hunks(
+        self, turn: int, chosen: Mapping[str, Sequence[int]]
+    ) -> RewindResult | None:
+        """Put back the hunks `chosen` (their indexes, by file) as they were before `turn`."""
         checkpoints = await self._run(self._session_checkpoints)
         if checkpoints is None:
             return None
-        return await self._run(lambda: revert_hunk(checkpoints, turn, path, index))
+        return await self._run(lambda: revert_hunks(checkpoints, turn, chosen))
+
+    async def edit_begins(self) -> Snapshot | None:
+        """The workspace as the user opens a file in their editor (None: no checkpoints)."""
+        checkpoints = await self._run(self._session_checkpoints)
+        return None if checkpoints is None else await self._run(checkpoints.edit_begins)
+
+    async def edit_ends(self, before: Snapshot) -> list[FileChange]:
+        """Their editor closed: what they changed is kept as theirs, and said in the session
+        (a rewind then asks before putting it back, as for any change of theirs)."""
+        checkpoints = await self._run(self._session_checkpoints)
+        if checkpoints is None:
+            return []
+        files = await self._run(lambda: checkpoints.edit_ends(before))
+        if files:
+            names = ", ".join(f"{f.path} {counts(f)}" for f in files)
+            detail = "Kept as your change, not the agent's: a rewind asks before undoing it."
+            self.session.notice("info", f"You edited {names}", detail)
+        return files
 
     async def undo_plan(self) -> RewindPlan | None:
         """What undoing the session's last rewind would put back (None: nothing to undo).
@@ -116,12 +146,18 @@ class SessionChanges:
         return await self._run(lambda: undo_plan(store, done[-1], session_id))
 
     def said(
-        self, result: RewindResult, what: str, verb: str = "Rewound", before: str = ""
+        self,
+        result: RewindResult,
+        what: str,
+        verb: str = "Rewound",
+        before: str = "",
+        *,
+        told: bool = False,
     ) -> tuple[str, str]:
         """Say in the session what a rewind did (it is part of its story): `verb` `what`,
         and how many files it put back; or, with `before` (the turn they went back to), when
-        `what` names them (a file reverted, a hunk), what became of them. A title and a
-        line, for a notification."""
+        `what` names them (a file reverted, a hunk), what became of them; `told`: the agent
+        is told in the next prompt (a review). A title and a line, for a notification."""
         count = len(result.restored)
         noun = "file" if count == 1 else "files"
         title = f"{verb} {what}"
@@ -136,8 +172,13 @@ class SessionChanges:
         detail += [f"left as it was: {path} ({reason})" for path, reason in result.failed]
         detail += [f"not put back: {path} ({reason})" for path, reason in result.not_put_back]
         detail.append(
-            "U in the changes view (F3) undoes it. The agent was not told: it sees the files "
-            "as they are when it next reads them."
+            "U in the changes view (F3) undoes it. "
+            + (
+                "The agent is told, in your next prompt."
+                if told
+                else "The agent was not told: it sees the files as they are when it next reads "
+                "them."
+            )
         )
         self.session.notice("rewind", headline, "\n".join(detail))
         return title, line

@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from acp_tui.text import git_style_diff
+from acp_tui.text import fence, git_style_diff
 
 # -- session configuration --------------------------------------------------------------------
 
@@ -278,17 +278,6 @@ def git_patch(
     from_name = "/dev/null" if operation == "add" else source
     to_name = "/dev/null" if operation == "delete" else path
     return "\n".join(header) + "\n" + git_style_diff(before, after, from_name, to_name)
-
-
-def fence(text: str, language: str = "") -> str:
-    """`text` in a fenced code block whose fence no backtick run inside can close."""
-    text = text.rstrip("\n")
-    longest = run = 0
-    for char in text:
-        run = run + 1 if char == "`" else 0
-        longest = max(longest, run)
-    ticks = "`" * max(3, longest + 1)
-    return f"{ticks}{language}\n{text}\n{ticks}"
 
 
 # -- plans and tool calls ---------------------------------------------------------------------

@@ -414,6 +414,13 @@ class AcpApp(App[int]):
         self.conversation.export()
 
     def action_cycle_mode(self) -> None:
+    def on_changes_screen_tell(self, event: ChangesScreen.Tell) -> None:
+        """A review's rejected hunks, reverted, and why: the next prompt of the conversation
+        whose turn was reviewed."""
+        for view in self.conversations:
+            if view.session is event.session and view.chat is not None:
+                view.chat.send(event.prompt)
+
         from acp_tui.ui.screens import next_mode
 
         if self.session is not None:

@@ -248,7 +248,11 @@ class ChatScreen(Screen[None]):
         if text.strip():
             self.history.add(text)
         prompt.clear()
-        self.queue.append(Prompt(text, bar.take()))
+        self.send(Prompt(text, bar.take()))
+
+    def send(self, prompt: Prompt) -> None:
+        """Send `prompt` as the next turn, or queue it behind those waiting."""
+        self.queue.append(prompt)
         self._show_queue()
         self._send_next()
 

@@ -117,7 +117,7 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
 
 
 def _undo_rewind(app: AcpApp) -> None:
-    from acp_tui.ui.screens.changes import undo_last_rewind
+    from acp_tui.ui.screens.rewind import undo_last_rewind
 
     conversation = app.conversation.conversation
     changes = conversation.changes() if conversation is not None else None

@@ -12,7 +12,7 @@ import pytest
 
 from acp_tui.checkpoints import CheckpointStore, SessionCheckpoints
 from acp_tui.checkpoints.ignores import AGENT_STATE
-from acp_tui.checkpoints.rewind import apply_rewind, plan_rewind, revert_hunk
+from acp_tui.checkpoints.rewind import apply_rewind, plan_rewind, revert_hunks
 from acp_tui.checkpoints.store import CheckpointError
 from tests.support import TEST_AGENTS
 from tests.support.cli import run_cli
@@ -110,5 +110,5 @@ def test_a_checkpoint_taken_before_the_folder_was_known_does_not_rewind_it(
     assert (ws / SESSION).read_text() == "turn 2\n"
     assert (ws / "app.py").read_text() == "mine\n"
     with pytest.raises(CheckpointError, match=r"is an agent's own state \(\.fast-agent/"):
-        revert_hunk(checkpoints, 1, SESSION, 0)
+        revert_hunks(checkpoints, 1, {SESSION: [0]})
     assert (ws / SESSION).read_text() == "turn 2\n"

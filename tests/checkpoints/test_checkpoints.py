@@ -330,8 +330,8 @@ def test_acp_tuis_own_data_inside_the_workspace_is_left_out(tmp_path: Path) -> N
 
 
 def test_one_hunk_is_undone_and_the_rest_of_the_file_kept(tmp_path: Path, workspace: Path) -> None:
-    from acp_tui.checkpoints import CheckpointError
-    from acp_tui.checkpoints.rewind import hunks, revert_hunk
+    from acp_tui.checkpoints.hunks import hunks
+    from acp_tui.checkpoints.rewind import revert_hunks
 
     lines = [f"line {i}\n" for i in range(30)]
     write(workspace, {"long.txt": "".join(lines)})
@@ -345,14 +345,17 @@ def test_one_hunk_is_undone_and_the_rest_of_the_file_kept(tmp_path: Path, worksp
     assert len(hunks("".join(lines), "".join(agent))) == 2
     mine = [*agent[:14], "the user\n", *agent[14:]]
     write(workspace, {"long.txt": "".join(mine)})  # the user adds a line: B moves down
-    result = revert_hunk(checkpoints, 1, "long.txt", 1)
+    result = revert_hunks(checkpoints, 1, {"long.txt": [1]})
     assert result.restored == ["long.txt"] and result.undo
     text = (workspace / "long.txt").read_text()
     assert "agent A" in text and "the user" in text and "agent B" not in text
     assert "line 25\n" in text
-    write(workspace, {"long.txt": "".join(lines).replace("line 2\n", "user took it\n")})
-    with pytest.raises(CheckpointError, match="changed since the turn"):
-        revert_hunk(checkpoints, 1, "long.txt", 0)
+    taken = "".join(lines).replace("line 2\n", "user took it\n")
+    write(workspace, {"long.txt": taken})
+    result = revert_hunks(checkpoints, 1, {"long.txt": [0]})
+    assert result.restored == []
+    assert result.failed == [("long.txt", "its lines changed since the turn: left as it is")]
+    assert (workspace / "long.txt").read_text() == taken
 
 
 async def test_a_workspace_too_big_to_copy_turns_checkpoints_off_once(

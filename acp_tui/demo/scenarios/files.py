@@ -11,8 +11,9 @@ from pathlib import Path
 from acp_tui.demo import texts
 from acp_tui.demo.scenarios.permissions import decide
 from acp_tui.demo.turn import ALLOWING, Turn
-from acp_tui.demo.wire import diff_item, fence, text_block
+from acp_tui.demo.wire import diff_item, text_block
 from acp_tui.protocol.jsonrpc import RESOURCE_NOT_FOUND, RpcError
+from acp_tui.text import fence
 
 DEFAULT_EDIT_TARGET = "ACP_DEMO.md"
 READ_LIMIT = 200

@@ -11,8 +11,9 @@ from typing import Any
 from acp_tui.demo import shell, texts
 from acp_tui.demo.scenarios.permissions import decide
 from acp_tui.demo.turn import ALLOWING, Cancelled, Turn, new_id
-from acp_tui.demo.wire import fence, terminal_item, text_block
+from acp_tui.demo.wire import terminal_item, text_block
 from acp_tui.protocol.jsonrpc import RpcError
+from acp_tui.text import fence
 
 DEFAULT_COMMAND = "echo 'Hello from a real terminal!' && ls"
 BASH_COMMAND = (

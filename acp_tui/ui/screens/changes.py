@@ -1,6 +1,7 @@
 """The changes view (F3, or Enter on a turn's `3 files changed` line): what each turn of the
 session changed in the workspace, whoever wrote it, from the checkpoints taken before and
-after it; a file's diff; and undo: a hunk, a file, or the whole turn.
+after it; a file's diff; undo: a hunk, a file, or the whole turn; and a review: each hunk
+accepted or rejected, the rejected ones reverted and the agent told why (`review`).
 
 Everything git does runs off the event loop (the checkpointer's threads); the screen only
 shows what comes back.
@@ -22,18 +23,23 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from acp_tui.checkpoints.rewind import Hunk, RewindPlan, RewindResult, Stale, hunks, plan_rewind
+from acp_tui.checkpoints.hunks import Hunk, hunk_lines, hunks
+from acp_tui.checkpoints.rewind import RewindPlan, plan_rewind
 from acp_tui.checkpoints.store import FileChange
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
-from acp_tui.conversation.changes import FAILURES, NoCheckpoints, SessionChanges
+from acp_tui.conversation.changes import FAILURES, SessionChanges
+from acp_tui.conversation.prompt import Prompt
+from acp_tui.conversation.review import Review, Verdict
 from acp_tui.protocol.content import ToolCallContent
 from acp_tui.text import human_size, shorten
 from acp_tui.ui.render.changes import LETTER_STYLES, counted
-from acp_tui.ui.screens.rewind import RewindChoice, RewindScreen
+from acp_tui.ui.screens.review import edit_in_editor, send_review
+from acp_tui.ui.screens.rewind import RewindChoice, confirm_and_apply, report, undo_last_rewind
 from acp_tui.ui.widgets.diff_view import DiffView
+from acp_tui.ui.widgets.review_diff import SIGNS, ReviewDiff
 
 if TYPE_CHECKING:
-    from textual.app import App
+    from acp_tui.session.session import Session
 
 
 @dataclass(slots=True)
@@ -53,9 +59,15 @@ class ChangesScreen(Screen[None]):
         Binding("escape,q", "close", "Close"),
         Binding("left,[", "turn(-1)", "Turn", key_display="← →"),
         Binding("right,]", "turn(1)", "Later turn", show=False),
-        Binding("n", "hunk(1)", "Next hunk", show=False),
-        Binding("p", "hunk(-1)", "Previous hunk", show=False),
-        Binding("h", "revert_hunk", "Revert hunk"),
+        Binding("n,j", "hunk(1)", "Next hunk", show=False),
+        Binding("p,k", "hunk(-1)", "Previous hunk", show=False),
+        Binding("a", "judge('accepted')", "Accept", key_display="a/A"),
+        Binding("x", "judge('rejected')", "Reject", key_display="x/X"),
+        Binding("A", "judge_file('accepted')", "Accept file", show=False),
+        Binding("X", "judge_file('rejected')", "Reject file", show=False),
+        Binding("s", "send_review", "Send review"),
+        Binding("e", "edit", "Edit"),
+        Binding("h", "revert_hunk", "Revert hunk", show=False),
         Binding("u", "revert_file", "Revert file"),
         Binding("R", "rewind", "Rewind turn"),
         Binding("U", "undo", "Undo a rewind"),
@@ -105,6 +117,15 @@ class ChangesScreen(Screen[None]):
             super().__init__()
             self.turn = turn
 
+    class Tell(Message):
+        """The review's rejected hunks were reverted: `prompt` tells the agent (the next one
+        of `session`'s conversation)."""
+
+        def __init__(self, session: Session, prompt: Prompt) -> None:
+            super().__init__()
+            self.session = session
+            self.prompt = prompt
+
     def __init__(self, changes: SessionChanges, turn: int | None = None):
         super().__init__()
         self.session_changes = changes
@@ -112,8 +133,14 @@ class ChangesScreen(Screen[None]):
         self.turns: list[TurnCheckpoint] = []
         self.changes: TurnChanges | None = None
         self.texts: FileTexts | None = None
+        self.seen: dict[tuple[int, str], FileTexts] = {}
+        """The text files shown, by turn and path: what a review reverts and tells of."""
+        self.reviews: dict[int, Review] = {}
+        """The verdicts given, by turn (kept while the view is open)."""
         self.hunks: list[Hunk] = []
         self.hunk = 0
+        self._landing = 0
+        """The hunk to show first in the next file shown: its first, or (-1) its last."""
 
     def compose(self) -> ComposeResult:
         yield Static(id="changes-title")
@@ -179,10 +206,29 @@ class ChangesScreen(Screen[None]):
             parts.append((f"\n  not kept: {skipped.path} ({skipped.reason})", "$text-muted"))
         return Content.assemble(*parts)
 
+    @property
+    def review(self) -> Review | None:
+        if self.changes is None:
+            return None
+        return self.reviews.setdefault(self.changes.turn, Review(self.changes.turn))
+
+    def _label(self, change: FileChange) -> Content:
+        """The file's line in the list: what changed, whether you edited it since, and the
+        verdicts given to its hunks."""
+        parts: list[Content | tuple[str, str]] = [file_label(change)]
+        if self.changes is not None and change.path in self.changes.edited:
+            parts.append(("  ✎ you", "$text-accent"))
+        review = self.review
+        if review is not None:
+            for verdict, (sign, style) in SIGNS.items():
+                count = review.count(change.path, verdict)
+                parts.append((f"  {sign}{count}" if count else "", f"bold {style}"))
+        return Content.assemble(*parts)
+
     def _show_files(self, files: list[FileChange]) -> None:
         options = self.query_one(OptionList)
         options.clear_options()
-        options.add_options([Option(file_label(f), id=str(i)) for i, f in enumerate(files)])
+        options.add_options([Option(self._label(f), id=str(i)) for i, f in enumerate(files)])
         if files:
             options.highlighted = 0
         else:
@@ -245,11 +291,14 @@ class ChangesScreen(Screen[None]):
         diff.border_title = "Diff"
         self.texts = texts
         self.hunks = hunks(texts.old, texts.new)
-        self.hunk = 0
+        self.hunk = self._landing % len(self.hunks) if self.hunks else 0
+        self._landing = 0
+        if self.changes is not None:
+            self.seen[(self.changes.turn, change.path)] = texts
         content = ToolCallContent(
             type="diff", path=change.path, old_text=texts.old, new_text=texts.new
         )
-        view = DiffView(content, None)
+        view = ReviewDiff(content, self.hunks)
         view.set_expanded(True)
         await diff.remove_children()
         await diff.mount(view)
@@ -266,10 +315,11 @@ class ChangesScreen(Screen[None]):
         hunk = self.hunks[self.hunk]
         diff.border_subtitle = (
             f"hunk {self.hunk + 1} of {len(self.hunks)} · lines {hunk.new_start + 1}"
-            f"-{max(hunk.new_end, hunk.new_start + 1)} · n next · h revert it"
+            f"-{max(hunk.new_end, hunk.new_start + 1)} · n/p move · a accept · x reject"
         )
-        view = diff.query(DiffView).first(None)
-        if view is not None:
+        view = diff.query(ReviewDiff).first(None)
+        if view is not None and self.file is not None and self.review is not None:
+            view.mark(self.review.verdicts.get(self.file.path, {}), self.hunk)
             diff.scroll_to(y=hunk_row(view, self.hunk), animate=False)
 
     # -- moving -------------------------------------------------------------------------------
@@ -277,8 +327,13 @@ class ChangesScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("revert_file",):
             return self.file is not None
-        if action in ("hunk", "revert_hunk"):
+        if action in ("hunk", "revert_hunk", "judge", "judge_file"):
             return bool(self.hunks)
+        if action == "send_review":  # not while the turn reviewed still runs
+            review, changes = self.review, self.changes
+            return review is not None and bool(review.rejected()) and not changes.running
+        if action == "edit":
+            return self.file is not None and self.file.status != "deleted"
         if action == "rewind":
             return self.changes is not None
         if action == "turn":
@@ -298,9 +353,56 @@ class ChangesScreen(Screen[None]):
             self.load()
 
     def action_hunk(self, step: int) -> None:
-        if self.hunks:
+        """The next (or previous) hunk, in the next file past this one's last."""
+        if not self.hunks:
+            return
+        if 0 <= self.hunk + step < len(self.hunks) or not self._next_file(step):
             self.hunk = (self.hunk + step) % len(self.hunks)
             self._show_hunk()
+
+    def _next_file(self, step: int) -> bool:
+        """Show the next (or previous) file, at its first (or last) hunk; False at the end
+        of the list."""
+        options = self.query_one(OptionList)
+        at = (options.highlighted or 0) + step
+        if not 0 <= at < options.option_count:
+            return False
+        self._landing = 0 if step > 0 else -1
+        options.highlighted = at
+        return True
+
+    def action_judge(self, verdict: Verdict) -> None:
+        """This hunk accepted (or rejected), then on to the next one not judged yet."""
+        change, review = self.file, self.review
+        if change is None or review is None or not self.hunks:
+            return
+        review.judge(change.path, self.hunk, verdict)
+        verdicts = review.verdicts.get(change.path, {})
+        later = [i for i in range(self.hunk + 1, len(self.hunks)) if i not in verdicts]
+        self._judged(change)
+        if later:
+            self.hunk = later[0]
+            self._show_hunk()
+        elif review.verdict(change.path, self.hunk) is not None:
+            self._next_file(1)
+
+    def action_judge_file(self, verdict: Verdict) -> None:
+        """Every hunk of this file accepted (or rejected), then on to the next file."""
+        change, review = self.file, self.review
+        if change is None or review is None or not self.hunks:
+            return
+        review.judge_file(change.path, len(self.hunks), verdict)
+        self._judged(change)
+        if review.verdict(change.path, 0) is not None:
+            self._next_file(1)
+
+    def _judged(self, change: FileChange) -> None:
+        assert self.changes is not None
+        options = self.query_one(OptionList)
+        index = self.changes.files.index(change)
+        options.replace_option_prompt_at_index(index, self._label(change))
+        self._show_hunk()
+        self.refresh_bindings()
 
     def action_scroll_diff(self, step: int) -> None:
         diff = self.query_one("#changes-diff", VerticalScroll)
@@ -344,19 +446,44 @@ class ChangesScreen(Screen[None]):
             return
         turn, index = self.changes.turn, self.hunk
         try:
-            result = await self.session_changes.revert_hunk(turn, change.path, index)
+            result = await self.session_changes.revert_hunks(turn, {change.path: [index]})
         except FAILURES as error:
             self.app.notify(str(error), title="Hunk not reverted", severity="warning")
             return
-        if result is not None:
-            report(
-                self.app,
-                self.session_changes,
-                result,
-                f"hunk {index + 1} of {change.path}",
-                "Reverted",
-                before=f"turn {turn}",
-            )
+        if result is not None and result.failed and not result.restored:
+            self.app.notify(result.failed[0][1], title="Hunk not reverted", severity="warning")
+        elif result is not None:
+            what = f"hunk {index + 1} of {change.path}"
+            report(self.app, self.session_changes, result, what, "Reverted", f"turn {turn}")
+        self.load()
+
+    @work(group="changes-act", exclusive=True, exit_on_error=False)
+    async def action_send_review(self) -> None:
+        """Revert the rejected hunks and tell the agent, with the user's reason."""
+        review = self.review
+        if review is None or not review.rejected():
+            return
+        versions = {}
+        for path in review.rejected():
+            texts = self.seen[(review.turn, path)]
+            assert texts.old is not None and texts.new is not None  # only text has hunks
+            versions[path] = (texts.old, texts.new)
+        prompt = await send_review(self.app, self.session_changes, review, versions)
+        if prompt is not None:
+            self.post_message(self.Tell(self.session_changes.session, Prompt(prompt)))
+        self.load()
+
+    @work(group="changes-act", exclusive=True, exit_on_error=False)
+    async def action_edit(self) -> None:
+        """The file in the user's editor, at this hunk's first changed line."""
+        change = self.file
+        if change is None:
+            return
+        line = 1
+        if self.hunks and self.texts is not None and self.texts.new is not None:
+            old, new = self.texts.old or "", self.texts.new
+            line = hunk_lines(old, new, self.hunks[self.hunk]).first
+        await edit_in_editor(self.app, self.session_changes, change.path, line)
         self.load()
 
     @work(group="changes-act", exclusive=True, exit_on_error=False)
@@ -390,78 +517,6 @@ class ChangesScreen(Screen[None]):
                 report(self.app, self.session_changes, result, plan.label)
         self.load()
         return answer if result is not None else None
-
-
-async def confirm_and_apply(
-    app: App[object],
-    changes: SessionChanges,
-    plan: RewindPlan,
-    title: str,
-    *,
-    can_continue: bool = False,
-) -> tuple[RewindChoice | None, RewindResult | None]:
-    """Ask (the files, those changed after the turn picked out), then rewind; the answer,
-    and the result (None when nothing was done)."""
-    if not plan.files and not can_continue:
-        if plan.not_put_back:
-            app.notify(
-                "\n".join(f"{path}: {reason}" for path, reason in plan.not_put_back[:5]),
-                title="Nothing can be put back",
-                severity="warning",
-            )
-        else:
-            app.notify(
-                f"The files are as they were before {plan.label} already.", title="Nothing to do"
-            )
-        return None, None
-    answer = await app.push_screen_wait(RewindScreen(plan, title, can_continue=can_continue))
-    if answer is None:
-        return answer, None
-    try:
-        result = await changes.apply(plan, skip_conflicts=answer.keep_later)
-    except Stale as error:
-        app.notify(str(error), title="Not rewound", severity="warning")
-    except FAILURES as error:
-        app.notify(str(error), title="Not rewound", severity="error")
-    else:
-        return answer, result
-    return answer, None
-
-
-def report(
-    app: App[object],
-    changes: SessionChanges,
-    result: RewindResult,
-    what: str,
-    verb: str = "Rewound",
-    before: str = "",
-) -> None:
-    """Say in the conversation, and in a notification, what a rewind did (`before`: the turn
-    the files `what` names went back to)."""
-    title, line = changes.said(result, what, verb, before)
-    severity = "warning" if result.failed or result.not_put_back else "information"
-    app.notify(line, title=title, severity=severity)
-
-
-async def undo_last_rewind(app: App[object], changes: SessionChanges) -> None:
-    """Put back what the session's last rewind replaced (asking first)."""
-    if changes.busy:
-        app.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
-        return
-    try:
-        plan = await changes.undo_plan()
-    except NoCheckpoints as error:
-        app.notify(str(error), title="No checkpoints", severity="warning")
-        return
-    except FAILURES as error:
-        app.notify(str(error), title="Not undone", severity="error")
-        return
-    if plan is None:
-        app.notify("This session has no rewind to undo.", title="Nothing to undo")
-        return
-    _answer, result = await confirm_and_apply(app, changes, plan, "Undo the last rewind?")
-    if result is not None:
-        report(app, changes, result, "the last rewind", verb="Undid")
 
 
 def summary_parts(changes: TurnChanges) -> list[tuple[str, str]]:

@@ -3,12 +3,13 @@ turn ended picked out (rewind them too, or keep them), and how to undo it.
 
 Rewinding a whole turn may also go on from before it in a new session (`c`); with files
 changed after the turn, that asks the same question again, keep them or not, before it goes.
+Then the rewind is done and said (`confirm_and_apply`, `report`), or undone.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import TYPE_CHECKING, ClassVar, Literal
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
@@ -17,8 +18,12 @@ from textual.content import Content
 from textual.reactive import var
 from textual.widgets import Static
 
-from acp_tui.checkpoints.rewind import RewindPlan
+from acp_tui.checkpoints.rewind import RewindPlan, RewindResult, Stale
+from acp_tui.conversation.changes import FAILURES, NoCheckpoints, SessionChanges
 from acp_tui.ui.screens.dialog import Dialog
+
+if TYPE_CHECKING:
+    from textual.app import App
 
 SHOWN = 30
 """Files listed before `… and N more`."""
@@ -163,3 +168,77 @@ def _file_list(plan: RewindPlan) -> Content:
             )
         )
     return Content("\n").join(lines)
+
+
+async def confirm_and_apply(
+    app: App[object],
+    changes: SessionChanges,
+    plan: RewindPlan,
+    title: str,
+    *,
+    can_continue: bool = False,
+) -> tuple[RewindChoice | None, RewindResult | None]:
+    """Ask (the files, those changed after the turn picked out), then rewind; the answer,
+    and the result (None when nothing was done)."""
+    if not plan.files and not can_continue:
+        if plan.not_put_back:
+            app.notify(
+                "\n".join(f"{path}: {reason}" for path, reason in plan.not_put_back[:5]),
+                title="Nothing can be put back",
+                severity="warning",
+            )
+        else:
+            app.notify(
+                f"The files are as they were before {plan.label} already.", title="Nothing to do"
+            )
+        return None, None
+    answer = await app.push_screen_wait(RewindScreen(plan, title, can_continue=can_continue))
+    if answer is None:
+        return answer, None
+    try:
+        result = await changes.apply(plan, skip_conflicts=answer.keep_later)
+    except Stale as error:
+        app.notify(str(error), title="Not rewound", severity="warning")
+    except FAILURES as error:
+        app.notify(str(error), title="Not rewound", severity="error")
+    else:
+        return answer, result
+    return answer, None
+
+
+def report(
+    app: App[object],
+    changes: SessionChanges,
+    result: RewindResult,
+    what: str,
+    verb: str = "Rewound",
+    before: str = "",
+    *,
+    told: bool = False,
+) -> None:
+    """Say in the conversation, and in a notification, what a rewind did (`before`: the turn
+    the files `what` names went back to; `told`: the agent is told in the next prompt)."""
+    title, line = changes.said(result, what, verb, before, told=told)
+    severity = "warning" if result.failed or result.not_put_back else "information"
+    app.notify(line, title=title, severity=severity)
+
+
+async def undo_last_rewind(app: App[object], changes: SessionChanges) -> None:
+    """Put back what the session's last rewind replaced (asking first)."""
+    if changes.busy:
+        app.notify("Wait for the turn to end, or cancel it.", title="A turn is running")
+        return
+    try:
+        plan = await changes.undo_plan()
+    except NoCheckpoints as error:
+        app.notify(str(error), title="No checkpoints", severity="warning")
+        return
+    except FAILURES as error:
+        app.notify(str(error), title="Not undone", severity="error")
+        return
+    if plan is None:
+        app.notify("This session has no rewind to undo.", title="Nothing to undo")
+        return
+    _answer, result = await confirm_and_apply(app, changes, plan, "Undo the last rewind?")
+    if result is not None:
+        report(app, changes, result, "the last rewind", verb="Undid")
