@@ -1,11 +1,12 @@
 """What each lazy import of acp-tui keeps off the start-up path: the milliseconds it takes to
 import, in a fresh process that has already imported what that start-up path imports.
 
-Two paths start acp-tui, so two baselines:
+Two paths start acp-tui, so two baselines (and a third for a remote agent):
 - `tui`: the first frame (`acp_tui.ui.app` and what the first screen needs), for the imports
   made after it (the conversation, the dialogs, Markdown, the agent picker, ...);
 - `cli`: the command line read and the agent spawned ahead (`acp_tui.cli`), for the imports
-  made after that (the TUI itself, headless mode, asyncio, the protocol's types, ...).
+  made after that (the TUI itself, headless mode, asyncio, the protocol's types, ...);
+- `agent`: what runs an agent (`acp_tui.session.client`), for what only a remote agent needs.
 
 Each figure is the median of `--runs` processes; the baseline's own import is not counted.
 bench/README.md, "Lazy imports", lists them. Run: python bench/bench_imports.py [--runs 7]
@@ -24,6 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BASELINES = {
     "tui": "import acp_tui.ui.app",
     "cli": "import acp_tui.cli",
+    "agent": "import acp_tui.session.client",
 }
 
 LAZY = [
@@ -45,15 +47,18 @@ LAZY = [
     ("tui", "acp_tui.ui.screens"),
     ("tui", "acp_tui.ui.screens.agent_picker"),
     ("tui", "acp_tui.ui.screens.changes"),
+    ("tui", "acp_tui.ui.screens.rewind"),
     ("tui", "acp_tui.ui.widgets.permission_panel"),
     ("tui", "acp_tui.ui.widgets.elicitation_panel"),
-    ("tui", "acp_tui.ui.screens.rewind"),
     ("tui", "acp_tui.ui.render.markdown"),
     ("tui", "rich.syntax"),
     ("tui", "pygments.lexers"),
     ("tui", "PIL.Image"),
     ("tui", "textual_image.widget"),
     ("tui", "urllib.request"),
+    ("agent", "acp_tui.remote.client"),
+    ("agent", "acp_tui.remote.websocket"),
+    ("agent", "acp_tui.remote.streamable_http"),
 ]
 
 PROBE = """

@@ -123,6 +123,7 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--yes", action="store_true", help="install a registry agent without asking (scripts)"
     )
+    _connect_options(parser)
     parser.add_argument(
         "--resume",
         nargs="?",
@@ -240,6 +241,24 @@ def _run_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _connect_options(parser: argparse.ArgumentParser) -> None:
+    """`--connect URL` and its token: the run's, and `check`'s."""
+    parser.add_argument(
+        "--connect",
+        metavar="URL",
+        help="a remote agent instead of a command: ws://, wss://, http:// or https:// (the ACP "
+        "remote transport: WebSocket or Streamable HTTP); it works on this machine's files, in "
+        "the workspace, as a local agent does",
+    )
+    parser.add_argument(
+        "--token-file",
+        type=Path,
+        metavar="FILE",
+        help="with --connect: the bearer token, read from FILE (else $ACP_TUI_TOKEN; never on "
+        "the command line, where anyone can read it)",
+    )
+
+
 # -- the subcommands ----------------------------------------------------------------------------
 
 _DESCRIPTIONS = {
@@ -306,8 +325,10 @@ def _check(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "acp-tui check [--protocol-version 1|2] [--json] [--junit FILE] [--transcript FILE] "
         "[--verbose] [--prompt TEXT] [--long-prompt TEXT] [--tool-prompt TEXT] "
-        "[--auth METHOD_ID] [--mode MODE] [--cwd DIR] [--env NAME=VALUE] -- AGENT COMMAND ..."
+        "[--auth METHOD_ID] [--mode MODE] [--cwd DIR] [--env NAME=VALUE] "
+        "(-- AGENT COMMAND ... | --connect URL [--token-file FILE])"
     )
+    _connect_options(parser)
     parser.add_argument("--protocol-version", type=int, choices=(1, 2), default=1)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     parser.add_argument("--junit", type=Path, metavar="FILE", help="also write JUnit XML")

@@ -34,6 +34,8 @@ from acp_tui.config import (
     load_config,
     write_default_config,
 )
+from acp_tui.config.model import Config, for_remote
+from acp_tui.remote.target import RemoteTarget, check_url
 from acp_tui.session.options import ClientOptions
 from acp_tui.transport.head_start import HeadStart
 
@@ -66,8 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     config = load_config()
     for problem in config.problems:
         print(f"acp-tui: config: {problem}", file=sys.stderr)
+    if args.connect is not None or args.token_file is not None:
+        connected = connected_agent(args, agent_command, config)
+        if isinstance(connected, str):
+            parser.error(connected)
+        agent = connected
     try:
-        agent = config.agent(args.agent, agent_command)
+        if args.connect is None:
+            agent = config.agent(args.agent, agent_command)
     except ConfigError as error:
         if not (args.agent and not agent_command):
             print(f"acp-tui: {error}", file=sys.stderr)
@@ -117,6 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # An npx or uvx registry agent may fetch its package first: it gets longer.
         startup_timeout=max(args.startup_timeout, agent.startup_timeout or 0),
     )
+    client_options = for_remote(client_options, agent)
     # The agent starts up beside acp-tui importing the rest of itself, and painting its first
     # screen, rather than after. Until the event loop takes SIGTERM and SIGHUP over, they end
     # acp-tui through `finally`, which stops that agent.
@@ -130,6 +139,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _run(args, agent, permission, startup, client_options)
     finally:
         head_start.discard()
+
+
+def connected_agent(
+    args: argparse.Namespace, agent_command: list[str], config: Config
+) -> AgentConfig | str:
+    """The remote agent `--connect` names (a configured agent of that URL by its name, its
+    token and headers), or what is wrong with the command line."""
+    if args.connect is None:
+        return "--token-file is for --connect URL"
+    if agent_command or getattr(args, "agent", None):
+        return "give --connect URL, --agent NAME or an agent command after --, not two"
+    wrong = check_url(args.connect)
+    if wrong is not None:
+        return f"--connect: {wrong}"
+    for agent in config.agents.values():
+        if agent.remote is not None and agent.remote.url == args.connect:
+            if args.token_file is not None:
+                agent.remote.token_file = args.token_file
+            return agent
+    target = RemoteTarget(args.connect, args.token_file)
+    target.fs, target.terminal = config.remote_fs, config.remote_terminal
+    return AgentConfig.for_url(target)
 
 
 def init_config() -> int:

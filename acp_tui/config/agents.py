@@ -7,10 +7,12 @@ import os
 import re
 import shlex
 import shutil
+from pathlib import Path
 from typing import Any, get_args
 
 from acp_tui.config.model import AgentConfig
 from acp_tui.config.tables import Invalid, TableReader
+from acp_tui.remote.target import RemoteTarget, check_url
 from acp_tui.services.permissions import ANY_KIND, Rule, RuleDecision
 from acp_tui.session.options import ProviderRoute
 
@@ -26,6 +28,9 @@ _AGENT_KEYS = {
     "mcp_servers",
     "providers",
     "rule",
+    "url",
+    "token_file",
+    "headers",
 }
 _PROVIDER_KEYS = {"api_type", "base_url", "headers", "disabled"}
 
@@ -40,7 +45,9 @@ class AgentTables(TableReader):
         for key in table.keys() - _AGENT_KEYS:
             self.problem(f"agent {name!r}: unknown setting `{key}`", self.locate.line(where, key))
         command = table.get("command")
-        if isinstance(command, str):
+        if "url" in table and command is None:
+            argv = []
+        elif isinstance(command, str):
             try:
                 argv = shlex.split(command)
             except ValueError as error:
@@ -49,13 +56,13 @@ class AgentTables(TableReader):
             argv = list(command)
         else:
             argv = []
-        if not argv:
+        if not argv and "url" not in table:
             message = '`command` is missing: the program to run, e.g. command = "gemini"'
             if command is not None:
                 message = "`command` must be a non-empty string or list of strings"
             raise Invalid(message, self.locate.line(where, "command") or line)
         argv += self.strings(table.get("args", []), where, "args")
-        agent = AgentConfig(name, argv, line=line)
+        agent = AgentConfig(name, argv, line=line, remote=self.remote(table, where))
         agent.env = self.string_table(table.get("env", {}), where, "env")
         for key in ("description", "mode", "model"):
             value = table.get(key)
@@ -83,6 +90,28 @@ class AgentTables(TableReader):
             raise Invalid("`rule` must be an array of tables", self.locate.line(where, "rule"))
         agent.rules = [self.rule(rule, (*where, "rule"), i) for i, rule in enumerate(rules)]
         return agent
+
+    def remote(self, table: dict[str, Any], where: tuple[str, ...]) -> RemoteTarget | None:
+        """A remote agent's `url`, `token_file` and `headers` (None without a `url`)."""
+        url = table.get("url")
+        if url is None:
+            for key in ("token_file", "headers"):
+                if key in table:
+                    self.problem(
+                        f"`{key}` is for a remote agent (`url`)", self.locate.line(where, key)
+                    )
+            return None
+        if "command" in table:
+            raise Invalid("give `command` or `url`, not both", self.locate.line(where, "url"))
+        wrong = check_url(url) if isinstance(url, str) else "`url` must be a string"
+        if wrong is not None:
+            raise Invalid(f"`url`: {wrong}", self.locate.line(where, "url"))
+        token_file = table.get("token_file")
+        if token_file is not None and not isinstance(token_file, str):
+            raise Invalid("`token_file` must be a path", self.locate.line(where, "token_file"))
+        headers = self.string_table(table.get("headers", {}), where, "headers")
+        path = Path(os.path.expanduser(token_file)) if token_file else None
+        return RemoteTarget(url, path, headers)
 
     def mcp_server(self, server: Any, table: tuple[str, ...], index: int) -> dict[str, Any]:
         line = self.locate.line(table, index=index)

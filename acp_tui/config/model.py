@@ -13,6 +13,7 @@ from typing import Any, Literal, get_args
 import msgspec
 
 from acp_tui.paths import config_dir
+from acp_tui.remote.target import RemoteTarget
 from acp_tui.services.permissions import Mode, Rule
 from acp_tui.session.options import ClientOptions, ProviderRoute
 
@@ -86,6 +87,15 @@ class AgentConfig(msgspec.Struct):
     """What the header says while it starts, when that may take long."""
     line: int | None = None
     """Where the agent's table starts in the config file."""
+    remote: RemoteTarget | None = None
+    """A remote agent's address (`url`, `--connect`), reached over the ACP remote transport;
+    its `command` is then empty."""
+
+    @classmethod
+    def for_url(cls, target: RemoteTarget) -> AgentConfig:
+        """A remote agent given by its URL (`--connect`), not named in the config: the URL is
+        its name."""
+        return cls(target.url, [], remote=target, adhoc=True)
 
     @classmethod
     def for_command(cls, command: list[str], env: dict[str, str] | None = None) -> AgentConfig:
@@ -95,15 +105,16 @@ class AgentConfig(msgspec.Struct):
 
     @property
     def program(self) -> str:
-        return self.command[0]
+        return self.remote.url if self.remote is not None else self.command[0]
 
     def found(self) -> str | None:
-        """The program's path if it can be run (on PATH, or a path to an executable)."""
-        return shutil.which(self.program)
+        """The program's path if it can be run (on PATH, or a path to an executable); a
+        remote agent's URL (whether it answers is known once connected)."""
+        return self.remote.url if self.remote is not None else shutil.which(self.program)
 
     @property
     def command_line(self) -> str:
-        return shlex.join(self.command)
+        return self.remote.url if self.remote is not None else shlex.join(self.command)
 
 
 def options_beside(
@@ -125,7 +136,17 @@ def options_beside(
     if agent.startup_timeout is not None:
         timeout = max(chosen.startup_timeout, agent.startup_timeout)
         chosen = msgspec.structs.replace(chosen, startup_timeout=timeout)
-    return chosen
+    return for_remote(chosen, agent)
+
+
+def for_remote(options: ClientOptions, agent: AgentConfig) -> ClientOptions:
+    """`options` for `agent`: a remote agent is connected to, its files and commands served
+    here as the config's `remote_fs` and `remote_terminal` allow."""
+    remote = agent.remote
+    if remote is None:
+        return msgspec.structs.replace(options, remote=None)
+    fs, terminal = options.fs and remote.fs, options.terminal and remote.terminal
+    return msgspec.structs.replace(options, remote=remote, fs=fs, terminal=terminal)
 
 
 def demo_agent() -> AgentConfig:
@@ -172,6 +193,10 @@ class Config(msgspec.Struct):
     """Bytes."""
     max_line: int | None = None
     """The longest message taken from an agent, in bytes (None: the connection's default)."""
+    remote_fs: bool = True
+    remote_terminal: bool = True
+    """Whether remote agents may read and write this machine's files, and run commands on
+    it (in the workspace, as local agents do): `remote_fs`, `remote_terminal`."""
     max_write: int | None = None
     """The largest file write made for an agent, in bytes (None: the fs service's default)."""
     max_cost: float | None = None

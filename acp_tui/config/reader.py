@@ -16,15 +16,16 @@ if TYPE_CHECKING:
     import tomllib
 
 _SIZES = ("max_download", "max_line", "max_write")
+_SWITCHES = ("guard", "remote_fs", "remote_terminal")
 _BUDGETS = ("max_cost", "max_context")
 _TOP_KEYS = {
     "default_agent",
     "permission",
-    "guard",
     "allow_paths",
     "notify",
     "agent_state",
     "agents",
+    *_SWITCHES,
     *_SIZES,
     *_BUDGETS,
 }
@@ -77,11 +78,12 @@ class _Reader(AgentTables, NotifyTable):
             config.permission = self.mode(document.get("permission"), (), "permission")
         except Invalid as invalid:
             self.problem(str(invalid), invalid.line)
-        guard = document.get("guard", True)
-        if isinstance(guard, bool):
-            config.guard = guard
-        else:
-            self.problem("`guard` must be true or false", self.locate.line((), "guard"))
+        for key in _SWITCHES:
+            value = document.get(key, True)
+            if isinstance(value, bool):
+                setattr(config, key, value)
+            else:
+                self.problem(f"`{key}` must be true or false", self.locate.line((), key))
         try:
             config.allow_paths = self.paths(document.get("allow_paths"))
         except Invalid as invalid:
@@ -118,6 +120,9 @@ class _Reader(AgentTables, NotifyTable):
                 config.agents[name] = self.agent(name, table, line)
             except Invalid as invalid:
                 self.problem(f"agent {name!r} left out: {invalid}", invalid.line or line)
+        for agent in config.agents.values():
+            if agent.remote is not None:
+                agent.remote.fs, agent.remote.terminal = config.remote_fs, config.remote_terminal
         if default is not None and default not in config.agents:
             line = self.locate.line((), "default_agent")
             self.problem(f"`default_agent` {default!r} is not a configured agent", line)

@@ -56,6 +56,11 @@ STARTUP_ERRORS: tuple[type[Exception], ...] = (
 """What starting an agent and opening its session may fail with, for the user to read."""
 
 
+RECONNECT_DELAYS = (0.2, 0.5, 1.0, 2.0, 4.0, 8.0, 15.0, 30.0, 30.0, 30.0)
+"""Seconds before each attempt to connect again to a remote agent whose connection dropped
+(about two minutes in all, for a server being restarted); then it is said to be down."""
+
+
 class Opening(msgspec.Struct, frozen=True):
     """How a conversation opens its session: what the command line asked of its agent."""
 
@@ -140,6 +145,8 @@ class AgentLink:
         self._tasks: set[asyncio.Future[Any]] = set()
         self._watcher: asyncio.Task[None] | None = None
         self._restarting = False
+        self._reconnecting: asyncio.Task[bool] | None = None
+        """A remote agent's dropped connection being made good (`back`)."""
 
     @property
     def name(self) -> str:
@@ -240,7 +247,9 @@ class AgentLink:
         if self._watcher is not None:
             self._watcher.cancel()
         if client is not None:
-            self._watcher = asyncio.ensure_future(self._exit_of(client))
+            remote = self.agent.remote is not None
+            watch = self._connection_of(client) if remote else self._exit_of(client)
+            self._watcher = asyncio.ensure_future(watch)
 
     async def _exit_of(self, client: AgentClient) -> None:
         await client.exited.wait()
@@ -310,6 +319,59 @@ class AgentLink:
                 await asyncio.wait_for(self.client.close(), 10.0)
         if self._watcher is not None:
             self._watcher.cancel()
+
+    # -- a remote agent's connection --------------------------------------------------------------
+
+    async def _connection_of(self, client: AgentClient) -> None:
+        """A remote agent's watcher: a connection that drops by itself is made good."""
+        await client.exited.wait()
+        if not self.closing and not self._restarting and client.exited.is_set():
+            self._reconnection()
+
+    def _reconnection(self) -> asyncio.Task[bool]:
+        if self._reconnecting is None or self._reconnecting.done():
+            self._reconnecting = asyncio.ensure_future(self._reconnect())
+        return self._reconnecting
+
+    async def back(self) -> bool:
+        """Wait until a remote agent's dropped connection is back, its session reopened (True),
+        or acp-tui gave up on it (False; False at once for an agent that is not remote)."""
+        client = self.client
+        if self.agent.remote is None or client is None or self.closing:
+            return False
+        task = self._reconnecting
+        if task is not None and not task.done():
+            return await asyncio.shield(task)
+        if not client.exited.is_set():
+            return self.running  # back already, or never lost
+        return await asyncio.shield(self._reconnection())
+
+    async def _reconnect(self) -> bool:
+        """Say the connection was lost; connect again (waiting longer after each failure) and
+        reopen the session as a restart does, until `RECONNECT_DELAYS` run out."""
+        client = self.client
+        assert client is not None
+        self.running = False
+        process = client.process
+        lost = process.exit_description() if process is not None else "the connection was lost"
+        self.front_end.connection_lost(lost)
+        error: Exception = ConnectionClosed(lost)
+        for delay in RECONNECT_DELAYS:
+            await asyncio.sleep(delay)
+            if self.closing:
+                return False
+            if self.running and not client.exited.is_set():
+                return True  # restarted meanwhile (Ctrl+R)
+            try:
+                await self.restart()
+            except STARTUP_ERRORS as failed:
+                self.running, error = False, failed
+                continue
+            url = self.agent.remote.url if self.agent.remote is not None else self.name
+            self.front_end.say("info", f"Reconnected to {url}: the session goes on")
+            return True
+        self.fail(error)
+        return False
 
     # -- opening sessions -------------------------------------------------------------------------
 

@@ -49,6 +49,10 @@ class FrontEnd:
     def agent_exited(self, description: str) -> None:
         """The agent stopped by itself (not when acp-tui stopped it): how."""
 
+    def connection_lost(self, description: str) -> None:
+        """A remote agent's connection dropped (not when acp-tui closed it): how. acp-tui
+        connects again by itself and reopens the session (`say` tells when it is back)."""
+
     def cancel_ignored(self) -> None:
         """The agent ignored a cancel: its turn was ended without it; it may be stuck."""
 

@@ -205,8 +205,12 @@ class HeadlessRun(FrontEnd):
     async def _run(self) -> int:
         await self._open()
         conversation = self.conversation
+        cut_short = 0
         for prompt in self.options.prompts:
             end = await conversation.run_turn(Prompt(prompt))
+            if isinstance(end.error, ConnectionClosed) and await conversation.back():
+                cut_short += 1  # a remote agent's connection dropped: the next turns go on
+                continue
             if isinstance(end.error, ConnectionClosed):
                 raise Failure(end.error.message) from end.error
             if end.error is not None:
@@ -238,6 +242,9 @@ class HeadlessRun(FrontEnd):
                 return EXIT_CANCELLED
             if status != EXIT_OK:
                 raise Failure(f"the turn stopped: {stop_reason or 'no stop reason'}", status)
+        if cut_short:
+            turns = "a turn" if cut_short == 1 else f"{cut_short} turns"
+            raise Failure(f"{turns} cut short by a lost connection (the session went on after)")
         return EXIT_OK
 
     async def _open(self) -> None:
@@ -267,6 +274,9 @@ class HeadlessRun(FrontEnd):
 
     def agent_started(self, info: AgentInfo) -> None:
         self._agent_started = True
+
+    def connection_lost(self, description: str) -> None:
+        self._warn(f"{description}; reconnecting")
 
     def cancel_ignored(self) -> None:
         grace = self.options.cancel_grace

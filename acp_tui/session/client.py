@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -49,6 +49,9 @@ from acp_tui.transport.connection import Connection
 from acp_tui.transport.launcher import AgentProcess
 from acp_tui.transport.transcript import Transcript
 
+if TYPE_CHECKING:
+    from acp_tui.remote.client import RemoteAgent
+
 _ORPHAN_LIMIT = 1000
 _ORPHAN_SESSIONS = 16
 """Updates kept for a session id we do not know yet (agents may send them before answering
@@ -75,7 +78,7 @@ class AgentClient:
         self.options = options
         self.info = AgentInfo()
         self.sessions: dict[str, Session] = {}
-        self.process: AgentProcess | None = None
+        self.process: AgentProcess | RemoteAgent | None = None
         self.connection: Connection | None = None
         self.decide_permission = decide_permission
         self.decide_elicitation = decide_elicitation
@@ -186,13 +189,15 @@ class AgentClient:
 
     async def _spawn(self) -> None:
         self.exited.clear()
-        self.process = await AgentProcess.start(
-            self.argv,
-            self.options.cwd,
-            env=self.options.env,
-            on_stderr=self._on_stderr,
-            head_start=self.options.head_start,
-        )
+        options = self.options
+        if options.remote is not None:
+            from acp_tui.remote.client import RemoteAgent  # its libraries: for a remote agent
+
+            self.process = await RemoteAgent.connect(options.remote, max_message=options.max_line)
+        else:
+            self.process = await AgentProcess.start(
+                self.argv, options.cwd, options.env, self._on_stderr, options.head_start
+            )
         self.connection = Connection(
             self.process.stdout,
             self.process.stdin,

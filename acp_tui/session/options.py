@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 if TYPE_CHECKING:
+    from acp_tui.remote.target import RemoteTarget
     from acp_tui.transport.head_start import HeadStart
 
 SUPPORTED_VERSIONS = (1, 2)
@@ -59,3 +60,5 @@ class ClientOptions(msgspec.Struct):
     startup_timeout: float = 30.0
     head_start: HeadStart | None = None
     """The agent spawned as acp-tui started, for the first start of it (see `HeadStart`)."""
+    remote: RemoteTarget | None = None
+    """Where a remote agent is (`--connect`, an agent's `url`): connected to, not spawned."""

@@ -162,6 +162,17 @@ class ConversationView(FrontEnd):
             "warning",
             "The agent may be stuck: Ctrl+R stops and restarts it (your draft stays); "
             "Ctrl+P, Stop the agent: only stops it",
+    def connection_lost(self, description: str) -> None:
+        self._chat().query_one(SessionHeader).status = "reconnecting"
+        self.say(
+            "error",
+            "The connection to the agent was lost",
+            f"{description}. acp-tui connects again by itself and reopens the session (Ctrl+R "
+            "tries at once); what the agent sent meanwhile is lost.",
+        )
+        self.app.notify(description, title="Reconnecting", severity="warning")
+        self.app.refresh_bindings()
+
         )
         self.app.notify("Ctrl+R stops and restarts it.", title="The agent ignored the cancel")
 

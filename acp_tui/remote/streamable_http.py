@@ -1,0 +1,302 @@
+"""The RFD's Streamable HTTP profile: each message to the server is a POST to the endpoint,
+and what the server sends comes on long-lived SSE streams: one for the connection, one per
+session.
+
+`initialize` is POSTed without an `Acp-Connection-Id` and answered at once (200, JSON), with
+the connection's id in its header; every later request carries it, and a session's messages
+its `Acp-Session-Id` too (a request's from its `sessionId`, an answer to the server's request
+from the stream that request came on). The connection's stream is opened before the answer
+to `initialize` is handed on; a session's before `session/load` or `session/resume` is sent
+(its replay comes on it), and after `session/new` or `session/fork` is answered, before that
+answer is handed on, so that no prompt can be sent before the stream its updates come on is
+open. Other servers' shapes are taken where they are unambiguous: a POST answered 200 with a
+JSON body, or with an SSE stream of its own (as MCP's Streamable HTTP answers), is read.
+
+HTTP/2 is used wherever TLS lets the server choose it (ALPN); over plain `http://` the
+requests go over HTTP/1.1, one connection per open stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+
+import httpx
+import msgspec
+from httpx_sse import EventSource, aconnect_sse
+
+from acp_tui import __version__
+from acp_tui.remote.channel import Deliver
+from acp_tui.remote.target import RemoteTarget
+
+CONNECTION_ID = "Acp-Connection-Id"
+SESSION_ID = "Acp-Session-Id"
+
+CONNECT_TIMEOUT = 15.0
+POST_TIMEOUT = 60.0
+"""Seconds a POST other than `initialize` may take: the RFD has it answered at once (202)."""
+
+_OPENS_SESSION = ("session/new", "session/fork")
+_REOPENS_SESSION = ("session/load", "session/resume")
+
+
+class _Params(msgspec.Struct):
+    session_id: str | None = msgspec.field(default=None, name="sessionId")
+
+
+class _Envelope(msgspec.Struct):
+    """What routing a message needs of it."""
+
+    id: int | str | None = None
+    method: str | None = None
+    params: _Params | None = None
+    result: _Params | None = None
+
+
+_decode = msgspec.json.Decoder(_Envelope).decode
+
+
+def _envelope(message: bytes) -> _Envelope:
+    try:
+        return _decode(message)
+    except (msgspec.DecodeError, ValueError):
+        return _Envelope()  # not ours to judge: the connection reports it
+
+
+class StreamableHttp:
+    """A connection over Streamable HTTP (a `Channel`; see the module docstring)."""
+
+    def __init__(
+        self,
+        target: RemoteTarget,
+        deliver: Deliver,
+        flowing: asyncio.Event,
+        http: httpx.AsyncClient,
+    ) -> None:
+        self.target = target
+        self.http = http
+        self.connection_id: str | None = None
+        self._deliver = deliver
+        self._flowing = flowing
+        self._streams: dict[str | None, asyncio.Task[None]] = {}
+        """The open SSE streams, by session id (None: the connection's)."""
+        self._asked_in: dict[int | str, str] = {}
+        """The server's requests waiting for our answer, by id: the session each came in."""
+        self._opening: dict[int | str, str] = {}
+        """Our `session/new` and `session/fork` requests waiting for their answer, by id."""
+        self._ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self._closing = False
+
+    @classmethod
+    async def open(
+        cls, target: RemoteTarget, deliver: Deliver, flowing: asyncio.Event
+    ) -> StreamableHttp:
+        """A client for `target`: nothing is sent until `initialize` is."""
+        headers = target.request_headers(cookies=False)
+        headers["User-Agent"] = f"acp-tui/{__version__}"
+        http = httpx.AsyncClient(
+            http2=True,
+            headers=headers,
+            cookies=target.cookies,
+            timeout=httpx.Timeout(POST_TIMEOUT, connect=CONNECT_TIMEOUT),
+            follow_redirects=False,
+            trust_env=False,
+        )
+        return cls(target, deliver, flowing, http)
+
+    # -- sending ------------------------------------------------------------------------------
+
+    async def send(self, message: bytes) -> None:
+        envelope = _envelope(message)
+        if self.connection_id is None:
+            await self._initialize(message, envelope)
+            return
+        session = envelope.params.session_id if envelope.params is not None else None
+        if envelope.method is None and envelope.id is not None:  # our answer to its request
+            session = self._asked_in.pop(envelope.id, None)
+        if envelope.method in _REOPENS_SESSION and session is not None:
+            await self._listen(session)
+        if envelope.method in _OPENS_SESSION and envelope.id is not None:
+            self._opening[envelope.id] = envelope.method
+        headers = {CONNECTION_ID: self.connection_id}
+        if session is not None:
+            headers[SESSION_ID] = session
+        response = await self._post(message, headers)
+        try:
+            await self._answered(response, envelope, session)
+        finally:
+            await response.aclose()
+
+    async def _initialize(self, message: bytes, envelope: _Envelope) -> None:
+        """POST `initialize`: its answer names the connection, whose stream is then opened."""
+        response = await self._post(message, {}, timeout=None)
+        try:
+            if response.status_code != 200:
+                await self._answered(response, envelope, None)
+                return
+            body = await response.aread()
+        finally:
+            await response.aclose()
+        self.connection_id = response.headers.get(CONNECTION_ID) or _connection_id(body)
+        if not self.connection_id:
+            raise ConnectionRefusedError(f"the server answered initialize without {CONNECTION_ID}")
+        await self._listen(None)
+        self._deliver(body)
+
+    async def _post(
+        self, message: bytes, headers: dict[str, str], timeout: float | None = POST_TIMEOUT
+    ) -> httpx.Response:
+        headers["Content-Type"] = "application/json"
+        headers["Accept"] = "application/json, text/event-stream"
+        request = self.http.build_request(
+            "POST",
+            self.target.url,
+            content=message,
+            headers=headers,
+            timeout=httpx.Timeout(timeout, connect=CONNECT_TIMEOUT),
+        )
+        try:
+            response = await self.http.send(request, stream=True)
+        except httpx.HTTPError as error:
+            raise ConnectionResetError(_http_error(error)) from None
+        self._keep_cookies()
+        return response
+
+    async def _answered(
+        self, response: httpx.Response, envelope: _Envelope, session: str | None
+    ) -> None:
+        """What the POST's answer says: nothing (202), a message (200 JSON), a stream of them
+        (200 SSE), or that the message was refused (then a request gets that as its error)."""
+        status = response.status_code
+        kind = response.headers.get("Content-Type", "")
+        if status == 202 or status == 204:
+            return
+        if status == 200 and kind.startswith("text/event-stream"):
+            await self._read_events(response, session)
+            return
+        body = await response.aread()
+        if status == 200:
+            if body.strip():
+                self._deliver(body)
+            return
+        if status == 404 and envelope.method not in _REOPENS_SESSION:
+            self._end(f"the server no longer knows this connection (HTTP 404 to {envelope.method})")
+        said = body.decode(errors="replace").strip().splitlines()
+        why = f"HTTP {status}" + (f": {said[0][:200]}" if said else "")
+        if status in (401, 403):
+            why += " (the token: --token-file or ACP_TUI_TOKEN)"
+        if envelope.method is not None and envelope.id is not None:
+            self._opening.pop(envelope.id, None)
+            error = {"code": -32603, "message": f"the server refused {envelope.method}: {why}"}
+            reply = {"jsonrpc": "2.0", "id": envelope.id, "error": error}
+            self._deliver(msgspec.json.encode(reply))
+        elif status >= 400:
+            raise ConnectionResetError(f"the server refused a message: {why}")
+
+    # -- receiving ----------------------------------------------------------------------------
+
+    async def run(self) -> str:
+        return await asyncio.shield(self._ended)
+
+    async def _listen(self, session: str | None) -> None:
+        """Open the stream of the connection (None) or of `session`, unless it is open;
+        return once the server has answered it."""
+        if session in self._streams and not self._streams[session].done():
+            return
+        opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._streams[session] = asyncio.ensure_future(self._stream(session, opened))
+        await opened
+
+    async def _stream(self, session: str | None, opened: asyncio.Future[None]) -> None:
+        headers = {CONNECTION_ID: self.connection_id or ""}
+        if session is not None:
+            headers[SESSION_ID] = session
+        what = "the connection's event stream" if session is None else f"session {session}'s"
+        timeout = httpx.Timeout(None, connect=CONNECT_TIMEOUT)
+        try:
+            async with aconnect_sse(
+                self.http, "GET", self.target.url, headers=headers, timeout=timeout
+            ) as source:
+                response = source.response
+                if response.status_code != 200:
+                    body = (await response.aread()).decode(errors="replace").strip()
+                    refused = f"the server refused {what} (HTTP {response.status_code}"
+                    refused += f": {body.splitlines()[0][:200]})" if body else ")"
+                    if not opened.done():
+                        opened.set_exception(ConnectionRefusedError(refused))
+                    self._end(refused)
+                    return
+                opened.set_result(None)
+                await self._read_events(response, session)
+        except httpx.HTTPError as error:
+            if not opened.done():
+                opened.set_exception(ConnectionResetError(_http_error(error)))
+            self._end(f"{what} broke: {_http_error(error)}")
+            return
+        if not self._closing:
+            self._end(f"the server closed {what}")
+
+    async def _read_events(self, response: httpx.Response, session: str | None) -> None:
+        flowing = self._flowing
+        async for event in EventSource(response).aiter_sse():
+            if not event.data:
+                continue  # a keep-alive
+            if not flowing.is_set():
+                await flowing.wait()
+            await self._take(event.data.encode(), session)
+
+    async def _take(self, message: bytes, session: str | None) -> None:
+        """One message from the server: requests remember their session (for our answer);
+        the answer to `session/new` or `session/fork` waits for the new session's stream."""
+        if b'"id"' in message:
+            envelope = _envelope(message)
+            if envelope.id is not None and envelope.method is not None and session is not None:
+                self._asked_in[envelope.id] = session
+            elif envelope.id is not None and self._opening.pop(envelope.id, None) is not None:
+                opened = envelope.result.session_id if envelope.result is not None else None
+                if opened:
+                    with contextlib.suppress(ConnectionError):
+                        await self._listen(opened)
+        self._deliver(message)
+
+    # -- the end ------------------------------------------------------------------------------
+
+    async def close(self) -> None:
+        """Say goodbye (`DELETE`), then close every stream."""
+        self._closing = True
+        if self.connection_id is not None and not self._ended.done():
+            with contextlib.suppress(httpx.HTTPError):
+                await self.http.delete(
+                    self.target.url, headers={CONNECTION_ID: self.connection_id}, timeout=2.0
+                )
+        self._end("closed")
+        for task in self._streams.values():
+            task.cancel()
+        await self.http.aclose()
+
+    def _end(self, reason: str) -> None:
+        if not self._ended.done():
+            self._ended.set_result(reason)
+
+    def _keep_cookies(self) -> None:
+        self.target.cookies.update({c.name: c.value or "" for c in self.http.cookies.jar})
+
+
+class _Connected(msgspec.Struct):
+    connection_id: str | None = msgspec.field(default=None, name="connectionId")
+
+
+class _InitializeAnswer(msgspec.Struct):
+    result: _Connected | None = None
+
+
+def _connection_id(body: bytes) -> str | None:
+    """The connection's id in the `initialize` result's body, where the RFD also puts it."""
+    with contextlib.suppress(msgspec.DecodeError, ValueError):
+        answer = msgspec.json.decode(body, type=_InitializeAnswer)
+        return answer.result.connection_id if answer.result is not None else None
+    return None
+
+
+def _http_error(error: httpx.HTTPError) -> str:
+    return f"{type(error).__name__}: {error}" if str(error) else type(error).__name__
