@@ -118,10 +118,17 @@ async def run_server(
     async def shutdown() -> None:
         await stop.wait()
         log("stopping: every agent is closed")
+        # A request still being read when hypercorn gives up on it fails in hypercorn's own
+        # shutdown (0.18): said in a line, not a traceback.
+        loop.set_exception_handler(lambda _, context: log(f"cut short: {context['message']}"))
         await endpoint.close()
 
     try:
         await hypercorn_serve(Route(endpoint), config, shutdown_trigger=shutdown)  # type: ignore[arg-type]
+    except Exception as error:
+        if not stop.is_set():
+            raise
+        log(f"a request was cut short: {error!r}")
     finally:
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.remove_signal_handler(sig)

@@ -246,6 +246,8 @@ class AgentConnection:
 
     async def _close(self) -> None:
         await self.agent.close()
+        # Gone, it may have left what it started in its process group: a second close ends it.
+        await self.agent.close()
         self._reader.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await self._reader

@@ -58,11 +58,12 @@ async def handle_http(
 async def _post(
     endpoint: Endpoint, scope: Scope, receive: Receive, send: Send, name: str | None
 ) -> None:
+    # The body is read whole before any answer: a client still sending would not read one.
+    body = await _body(receive, endpoint.options.max_message)
     if not (header(scope, "content-type") or "").lower().startswith("application/json"):
         why = "POST a JSON-RPC message as application/json"
         await respond(send, scope, 415, INVALID_REQUEST, why)
         return
-    body = await _body(receive, endpoint.options.max_message)
     if body is None:
         limit = endpoint.options.max_message // 2**20
         await respond(send, scope, 413, INVALID_REQUEST, f"a message may be {limit} MiB at most")
@@ -98,20 +99,20 @@ async def _post(
 
 
 async def _body(receive: Receive, limit: int) -> bytes | None:
-    """The request's body; None once it passes `limit` bytes (the rest is not read)."""
+    """The request's body; None when it is over `limit` bytes (read to its end all the same,
+    and dropped as it comes)."""
     parts: list[bytes] = []
     size = 0
     while True:
         event = await receive()
-        if event["type"] == "http.disconnect":
-            return b"".join(parts)
         chunk = event.get("body", b"")
         size += len(chunk)
-        if size > limit:
-            return None
-        parts.append(chunk)
-        if not event.get("more_body", False):
-            return b"".join(parts)
+        if size <= limit:
+            parts.append(chunk)
+        else:
+            parts.clear()
+        if event["type"] == "http.disconnect" or not event.get("more_body", False):
+            return b"".join(parts) if size <= limit else None
 
 
 async def _connection_for(
