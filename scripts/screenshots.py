@@ -374,6 +374,79 @@ async def image(app: AcpApp, pilot: Pilot[int]) -> None:
         (workspace / "logo.png").write_bytes(demo_png(64, 64))
         prompt = app.chat.query_one(PromptInput)
         bar = app.chat.query_one(AttachmentBar)
+GREET = '''"""Greetings for the command line."""
+
+import sys
+
+
+def greet(name):
+    print("Hello " + name)
+
+
+def farewell(name):
+    print("Goodbye " + name)
+
+
+def shout(name):
+    print(("Hello " + name).upper())
+
+
+def main(argv):
+    if len(argv) < 2:
+        print("usage: greet NAME")
+        return 2
+    greet(argv[1])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
+'''
+REVIEWED_COMMAND = (
+    '/run sed -i -e \'s/print("Hello " + name)/print(f"Hello, {name}!")/\''
+    ' -e \'s/print(("Hello " + name).upper())/print(f"HELLO, {name.upper()}!")/\''
+    " -e 's/sys.exit(main(sys.argv))/raise SystemExit(main(sys.argv))/' greet.py"
+    " && printf '\\nRun `python greet.py NAME`.\\n' >> README.md"
+)
+
+
+def _greet(scratch: Path, workspace: Path) -> list[str]:
+    (workspace / "greet.py").write_text(GREET)
+    return [*DEMO_AGENT, "--speed", "0", "--no-persist"]
+
+
+async def review(app: AcpApp, pilot: Pilot[int]) -> None:
+    """A turn's hunks reviewed: the first accepted, the second rejected, the third next."""
+    from acp_tui.ui.screens.changes import ChangesScreen
+
+    await send(app, pilot, REVIEWED_COMMAND)
+    await wait_permission(app, pilot)
+    await pilot.press("a")
+    await wait_idle(app, pilot)
+    await pilot.press("f3")
+    await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+    screen = app.screen
+    assert isinstance(screen, ChangesScreen)
+    await wait_until(pilot, lambda: screen.file is not None)
+    while screen.file is not None and screen.file.path != "greet.py":
+        await pilot.press("down")
+    await wait_until(pilot, lambda: len(screen.hunks) == 3)
+    await pilot.press("a", "x")
+    await pilot.pause(0.3)
+
+
+async def review_send(app: AcpApp, pilot: Pilot[int]) -> None:
+    """`s`: the rejected hunks, and why, before they are reverted and the agent told."""
+    from acp_tui.ui.screens.review import ReviewScreen
+
+    await review(app, pilot)
+    await pilot.press("x")
+    await pilot.press("s")
+    await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+    await pilot.press(*"keep sys.exit: the tests patch it")
+    await pilot.pause(0.2)
+
+
         prompt.post_message(events.Paste(str(workspace / "sunset.png")))
         await wait_until(pilot, lambda: len(bar.attachments) == 1)
         await send(app, pilot, "What is in this picture?")
@@ -463,12 +536,16 @@ async def shoot(name: str, scene: Scene, scratch: Path) -> Path:
         await scene(app, pilot)
         svg = app.export_screenshot(title=f"acp-tui · {name}")
     # rsvg (and some other viewers) collapse leading spaces in <text> unless told not to.
+    "review": review,
+    "review-send": review_send,
     svg = svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
     path = OUT / f"{name}.svg"
     path.write_text(svg, encoding="utf-8")
     return path
 
 
+    "review": _greet,
+    "review-send": _greet,
 async def main(names: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
     # The same path every time: the header shows it.

@@ -47,6 +47,18 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         ],
     ),
     (
+        "Changes view (f3)",
+        [
+            ("← →  ↑ ↓", "another turn / file"),
+            ("n p", "next / previous hunk"),
+            ("a x  A X", "accept / reject: hunk, file"),
+            ("s", "send: revert, tell the agent"),
+            ("e", "edit the file there ($EDITOR)"),
+            ("h u R", "undo a hunk / file / turn"),
+            ("U", "undo the last undo"),
+        ],
+    ),
+    (
         "Conversations",
         [
             ("ctrl+n", "new conversation: pick its agent"),
@@ -115,7 +127,7 @@ class HelpScreen(ModalScreen[None]):
         scroll.border_title = "Keys"
         scroll.border_subtitle = "esc to close · ctrl+p lists every action"
         with scroll, Horizontal(id="help-columns"):
-            for groups, side in ((KEYS[:3], "-left"), (KEYS[3:], "")):
+            for groups, side in ((KEYS[:4], "-left"), (KEYS[4:], "")):
                 with Vertical(classes=side):
                     yield from _groups(groups)
 
