@@ -42,7 +42,8 @@ class ReviewScreen(Dialog[str | None]):
     ReviewScreen > Vertical { width: 84; }
     ReviewScreen VerticalScroll { height: auto; max-height: 14; margin: 1 0 0 0; }
     ReviewScreen .review--intro { margin: 1 0 0 0; }
-    ReviewScreen Input { margin: 1 0 0 0; }
+    ReviewScreen Input { margin: 1 0 0 0; border: tall $surface-lighten-1; }
+    ReviewScreen Input:focus { border: tall $accent; }
     ReviewScreen .review--keys { color: $text-muted; margin: 1 0 1 0; }
     """
 
@@ -67,9 +68,9 @@ class ReviewScreen(Dialog[str | None]):
             yield Static(
                 Content.assemble(
                     ("enter", "bold"),
-                    " revert and send as your next prompt (queued while a turn runs)  ·  ",
+                    "  revert, and send this as your next prompt     ",
                     ("esc", "bold"),
-                    " back to the review",
+                    "  back to the review",
                 ),
                 classes="review--keys",
             )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rich.style import Style
 from rich.text import Text
 
 from acp_tui.checkpoints.hunks import Hunk
@@ -18,10 +19,9 @@ SIGNS: dict[Verdict, tuple[str, str]] = {
     "rejected": ("✗", "$text-error"),
 }
 """A verdict's sign, and its colour, where counted (the changes view's list of files)."""
-MARKS: dict[Verdict | None, tuple[str, str]] = {
-    "accepted": ("  ✓ accepted", "bold acp.success"),
-    "rejected": ("  ✗ rejected: reverted when you send the review (s)", "bold acp.error"),
-    None: ("", ""),
+MARKS: dict[Verdict, tuple[str, str]] = {
+    "accepted": ("  ✓ accepted", "acp.success"),
+    "rejected": ("  ✗ rejected: reverted when you send the review (s)", "acp.error"),
 }
 
 
@@ -65,8 +65,13 @@ class ReviewDiff(DiffView):
             old, new = hunk.old_end - hunk.old_start, hunk.new_end - hunk.new_start
             row = Text(f"@@ -{hunk.old_start + 1},{old} +{hunk.new_start + 1},{new} @@")
             row.stylize("acp.diff.hunk")
-        header = Text("▶ " if index == self.current else "  ", "bold acp.accent")
+        bold = Style(bold=True)
+        pointer = self.palette.style("acp.accent") + bold
+        header = Text()
+        header.append("▶ " if index == self.current else "  ", pointer)
         header.append_text(row or Text(""))
-        mark, style = MARKS[self.verdicts.get(index)]
-        header.append(mark, style)
+        verdict = self.verdicts.get(index)
+        if verdict is not None:
+            mark, style = MARKS[verdict]
+            header.append(mark, self.palette.style(style) + bold)
         return header
