@@ -134,6 +134,7 @@ async def test_the_users_edit_in_their_editor_is_kept_as_theirs(
         await wait_until(pilot, lambda: (editor.parent / "args").exists())
         assert (editor.parent / "args").read_text() == "+26 long.txt\n"
         await wait_until(pilot, lambda: screen.changes is not None and screen.changes.edited)
+        await wait_until(pilot, lambda: len(screen.hunks) == 2 and screen.hunk == 1)  # kept
         assert "the user's line" in (app.options.cwd / "long.txt").read_text()
         assert app.session is not None
         [notice] = [

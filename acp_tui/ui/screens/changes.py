@@ -168,6 +168,7 @@ class ChangesScreen(Screen[None]):
             self._show_files([])
             return
         try:
+            shown = (self.changes.turn, self.file.path) if self.file and self.changes else None
             self.turns, self.changes = await session_changes.read(self.turn_number)
         except FAILURES as error:
             title.update(Content.styled(f"Checkpoints could not be read: {error}", "$text-error"))
@@ -181,7 +182,9 @@ class ChangesScreen(Screen[None]):
             return
         self.turn_number = self.changes.turn
         title.update(self._title())
-        self._show_files(self.changes.files)
+        # Read again (after an undo, an edit, a review): the file shown stays shown.
+        kept = shown[1] if shown is not None and shown[0] == self.changes.turn else None
+        self._show_files(self.changes.files, kept)
 
     def _title(self) -> Content:
         changes = self.changes
@@ -225,12 +228,13 @@ class ChangesScreen(Screen[None]):
                 parts.append((f"  {sign}{count}" if count else "", f"bold {style}"))
         return Content.assemble(*parts)
 
-    def _show_files(self, files: list[FileChange]) -> None:
+    def _show_files(self, files: list[FileChange], chosen: str | None = None) -> None:
         options = self.query_one(OptionList)
         options.clear_options()
         options.add_options([Option(self._label(f), id=str(i)) for i, f in enumerate(files)])
         if files:
-            options.highlighted = 0
+            paths = [f.path for f in files]
+            options.highlighted = paths.index(chosen) if chosen in paths else 0
         else:
             self._show_note("Nothing changed in this turn." if self.changes else "")
         self.refresh_bindings()
@@ -484,6 +488,7 @@ class ChangesScreen(Screen[None]):
             old, new = self.texts.old or "", self.texts.new
             line = hunk_lines(old, new, self.hunks[self.hunk]).first
         await edit_in_editor(self.app, self.session_changes, change.path, line)
+        self._landing = self.hunk  # back where the user was
         self.load()
 
     @work(group="changes-act", exclusive=True, exit_on_error=False)
