@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from acp_tui.protocol.jsonrpc import INVALID_REQUEST
 from acp_tui.remote.serve_connection import AgentConnection
 from acp_tui.remote.serve_messages import error_body
 
@@ -47,6 +48,7 @@ class Endpoint:
         self.options = options
         self.log = log
         self.connections: dict[str, AgentConnection] = {}
+        self._starting: dict[str, asyncio.Future[AgentConnection]] = {}
         self._expected = f"Bearer {options.token}".encode() if options.token else None
 
     def authorized(self, scope: Scope) -> bool:
@@ -73,6 +75,25 @@ class Endpoint:
         )
         self.connections[connection.id] = connection
         return connection
+
+    async def named(self, scope: Scope, name: str) -> AgentConnection:
+        """The connection a client names by its path (`/acp/NAME`), started by the first
+        request to name it: its SSE stream and its `initialize` come at once, and must find
+        the same agent."""
+        connection = self.connections.get(name)
+        if connection is not None:
+            return connection
+        starting = self._starting.get(name)
+        if starting is None:
+            opening = self.open(scope, "http", one_stream=True, name=name)
+            starting = self._starting[name] = asyncio.ensure_future(opening)
+            starting.add_done_callback(lambda _: self._starting.pop(name, None))
+        return await asyncio.shield(starting)
+
+    async def not_started(self, scope: Scope, send: Send, error: Exception) -> None:
+        """Say, in the log and to the client, that its agent could not be started."""
+        self.log(f"cannot start the agent: {error}")
+        await respond(send, scope, 502, INVALID_REQUEST, f"cannot start the agent: {error}")
 
     def find(self, scope: Scope) -> AgentConnection | None:
         """The connection a request names (`Acp-Connection-Id`, else its cookie)."""

@@ -133,7 +133,7 @@ async def _connection_for(
             send, scope, 400, INVALID_REQUEST, "no Acp-Connection-Id: POST initialize first"
         )
     else:
-        return await _open(endpoint, scope, send, None)
+        return await _open(endpoint, scope, send)
     return None
 
 
@@ -142,17 +142,18 @@ async def _named(endpoint: Endpoint, scope: Scope, send: Send, name: str) -> Age
     if connection is not None and connection.profile != "http":
         await respond(send, scope, 409, INVALID_REQUEST, f"{name} is a connection of another kind")
         return None
-    return connection or await _open(endpoint, scope, send, name)
-
-
-async def _open(
-    endpoint: Endpoint, scope: Scope, send: Send, name: str | None
-) -> AgentConnection | None:
     try:
-        return await endpoint.open(scope, "http", one_stream=name is not None, name=name)
+        return connection or await endpoint.named(scope, name)
     except LaunchError as error:
-        endpoint.log(f"cannot start the agent: {error}")
-        await respond(send, scope, 502, INVALID_REQUEST, f"cannot start the agent: {error}")
+        await endpoint.not_started(scope, send, error)
+        return None
+
+
+async def _open(endpoint: Endpoint, scope: Scope, send: Send) -> AgentConnection | None:
+    try:
+        return await endpoint.open(scope, "http", one_stream=False)
+    except LaunchError as error:
+        await endpoint.not_started(scope, send, error)
         return None
 
 

@@ -71,8 +71,7 @@ async def _connection_for(endpoint: Endpoint, scope: Scope, send: Send) -> Agent
     try:
         return await endpoint.open(scope, "websocket", one_stream=True)
     except LaunchError as error:
-        endpoint.log(f"cannot start the agent: {error}")
-        await respond(send, scope, 502, INVALID_REQUEST, f"cannot start the agent: {error}")
+        await endpoint.not_started(scope, send, error)
         return None
 
 

@@ -169,3 +169,17 @@ async def test_a_signal_stops_every_agent_then_the_server(tmp_path: Path, sig: i
         assert server.wait_for(r"stopping: every agent is closed")
         for pid in agents + spawned:
             assert not _alive(pid)
+
+
+async def test_an_agent_that_cannot_start_is_a_502_that_says_why(tmp_path: Path) -> None:
+    with served(tmp_path, agent=["./no-such-agent"]) as server:
+        async with httpx.AsyncClient() as http:
+            refused = await http.post(server.url, json=initialize())
+        assert refused.status_code == 502
+        assert "agent command not found" in refused.json()["error"]["message"]
+        with pytest.raises(InvalidStatus) as upgrade:
+            async with websocket(server.url):
+                pass
+        assert upgrade.value.response.status_code == 502
+        assert "cannot start the agent: agent command not found" in server.wait_for("cannot")
+        assert server.stop() == 0

@@ -66,6 +66,10 @@ builds (which also says what each one sends and needs).
     package (`@zed-industries/codex-acp-linux-x64`, …); started directly, not through the
     package's node launcher.
 `gemini_cli()`: `@google/gemini-cli` 0.61.0, run by node with `--acp`.
+
+A client no one on this project wrote, for `acp-tui serve`: `acp_http_client()`, the npm package
+`acp-http-client` 0.4.2 (Sandbox Agent's Streamable HTTP client of ACP, an ES module for node to
+import), installed the same way.
 """
 
 from __future__ import annotations
@@ -93,10 +97,12 @@ ZOD_VERSION = "4.6.7"
 CLAUDE_AGENT_ACP_VERSION = "0.100.0"
 CODEX_ACP_VERSION = "0.16.0"
 GEMINI_CLI_VERSION = "0.61.0"
+ACP_HTTP_CLIENT_VERSION = "0.4.2"
 
 _TS_AGENT = Path("node_modules/@agentclientprotocol/sdk/dist/examples/agent.js")
 _CLAUDE_AGENT = Path("node_modules/@agentclientprotocol/claude-agent-acp/dist/index.js")
 _GEMINI_CLI = Path("node_modules/@google/gemini-cli/bundle/gemini.js")
+_ACP_HTTP_CLIENT = Path("node_modules/acp-http-client/dist/index.js")
 _INSTALL_TIMEOUT_SECONDS = 600
 
 
@@ -148,6 +154,13 @@ def gemini_cli() -> list[str]:
     root = _installed(f"gemini-cli-{GEMINI_CLI_VERSION}", _GEMINI_CLI, _npm_installer(package))
     # `--experimental-acp` still works in 0.61 but is marked deprecated in favour of `--acp`.
     return [node, str(root / _GEMINI_CLI), "--acp"]
+
+
+def acp_http_client() -> Path:
+    """The folder acp-http-client is installed in (its `node_modules/`), installed if needed."""
+    package = f"acp-http-client@{ACP_HTTP_CLIENT_VERSION}"
+    name = f"acp-http-client-{ACP_HTTP_CLIENT_VERSION}"
+    return _installed(name, _ACP_HTTP_CLIENT, _npm_installer(package))
 
 
 def _python_sdk_examples() -> Path:
