@@ -90,9 +90,15 @@ def _changes(args: argparse.Namespace) -> int:
         if not turns:
             raise Failure(f"session {session_id} has no checkpoint for turn {args.turn}")
     print(f"Session {session_id} in {store.workspace}")
+    every, edits = checkpoints.turns(), checkpoints.edits()
     for checkpoint in turns:
         turn_changes = checkpoints.changes(checkpoint)
         _print_turn(turn_changes)
+        # The user's edits in their editor from the changes view, under the turn they followed.
+        after = next((t.started for t in every if t.turn > checkpoint.turn), None)
+        for edit in edits:
+            if edit.time >= (checkpoint.started or 0) and (after is None or edit.time < after):
+                print(f"  ✎  {', '.join(edit.paths)}: edited by you, {when(edit.time)}")
         if args.patch and turn_changes.files:
             after = checkpoint.after or _now(store)
             assert checkpoint.before is not None

@@ -6,6 +6,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support import TEST_AGENTS
 from tests.support.cli import run_cli
 
@@ -231,3 +233,27 @@ def test_reverting_one_file_from_the_shell_says_so(tmp_path: Path) -> None:
         "Reverted app.py.",
     ]
     assert (ws / "app.py").read_text() == 'def greet(name):\n    print("Hello " + name)\n'
+
+
+def test_changes_lists_the_users_edits_under_the_turn_they_followed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from acp_tui.checkpoints import SessionCheckpoints
+    from acp_tui.cli.changes import open_store
+
+    ws = workspace(tmp_path)
+    run = run_cli(tmp_path, "--cwd", str(ws), "--permission", "allow", "-p", "/edit app.py")
+    assert run.returncode == 0, run.stderr
+    session = run_cli(tmp_path, "changes", "--cwd", str(ws)).stdout.split()[1]
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    checkpoints = SessionCheckpoints(open_store(ws), session)
+    before = checkpoints.edit_begins()  # `e` in the changes view: the user's editor
+    (ws / "old.txt").write_text("mine now\n")
+    checkpoints.edit_ends(before)
+
+    listed = run_cli(tmp_path, "changes", "--cwd", str(ws))
+    assert listed.returncode == 0, listed.stderr
+    turn, edit = listed.stdout.split("\nTurn 1 ")[1].splitlines()[1:3]
+    assert turn == "  M  app.py  +1 -0"
+    assert edit.startswith("  ✎  old.txt: edited by you, ")

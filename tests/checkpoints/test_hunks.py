@@ -3,10 +3,14 @@ the rest of it (the hunks kept, and what the user changed since) stays as it is.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from acp_tui.checkpoints import CheckpointStore, SessionCheckpoints
 from acp_tui.checkpoints.hunks import HunkLines, hunk_lines, hunks, unapply_hunks
+from acp_tui.checkpoints.rewind import revert_hunks
 
 
 @st.composite
@@ -109,3 +113,21 @@ def test_the_lines_of_a_hunk_without_its_context() -> None:
     [gone] = hunks(old, old.replace("line 5\n", ""))
     lines = hunk_lines(old, old.replace("line 5\n", ""), gone)
     assert (lines.first, lines.last, lines.added) == (6, 6, ())
+
+
+def test_every_hunk_of_a_file_the_turn_made_or_deleted_undone(tmp_path: Path) -> None:
+    """A file the turn created goes; one it deleted comes back (with its mode)."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir()
+    (workspace / "gone.sh").write_text("echo bye\n")
+    (workspace / "gone.sh").chmod(0o755)
+    checkpoints = SessionCheckpoints(CheckpointStore.open(workspace, tmp_path / "cp"), "s")
+    checkpoints.begin(1)
+    (workspace / "new.txt").write_text("made\nby the agent\n")
+    (workspace / "gone.sh").unlink()
+    checkpoints.end(1)
+    result = revert_hunks(checkpoints, 1, {"new.txt": [0], "gone.sh": [0]})
+    assert sorted(result.restored) == ["gone.sh", "new.txt"] and result.failed == []
+    assert not (workspace / "new.txt").exists()
+    assert (workspace / "gone.sh").read_text() == "echo bye\n"
+    assert (workspace / "gone.sh").stat().st_mode & 0o111
