@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -67,7 +68,8 @@ def run(args: argparse.Namespace, agent_command: list[str]) -> int:
 
 
 def _log(line: str) -> None:
-    print(f"acp-tui serve: {line}", file=sys.stderr, flush=True)
+    with contextlib.suppress(OSError):  # stderr gone (a closed pipe): the server serves on
+        print(f"acp-tui serve: {line}", file=sys.stderr, flush=True)
 
 
 def _listen(text: str) -> tuple[str, int]:
