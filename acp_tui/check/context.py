@@ -13,6 +13,7 @@ from acp_tui.check import CALL_TIMEOUT, DEFAULT_PROMPT, LONG_PROMPT, TOOL_PROMPT
 from acp_tui.check.probe import Line, Tap
 from acp_tui.check.rules import Note, Rule
 from acp_tui.protocol.jsonrpc import RpcError
+from acp_tui.remote.target import RemoteTarget
 
 Status = Literal["passed", "failed", "note", "n/a", "skipped"]
 
@@ -52,6 +53,8 @@ class Options:
     """The workspace (`--cwd`); default: a scratch directory."""
     call_timeout: float = CALL_TIMEOUT
     turn_timeout: float = TURN_TIMEOUT
+    remote: RemoteTarget | None = None
+    """A remote agent (`--connect`): each fresh process of a case is a fresh connection."""
 
 
 @dataclass

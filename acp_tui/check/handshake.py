@@ -42,7 +42,10 @@ def answered_version(result: Any) -> int | None:
 
 
 def new_probe(ctx: Context, name: str, version: int | None) -> Probe:
-    return Probe(ctx.argv, ctx.workspace, version, ctx.options.env, name=name, tap=ctx.tap)
+    options = ctx.options
+    return Probe(
+        ctx.argv, ctx.workspace, version, options.env, name=name, tap=ctx.tap, remote=options.remote
+    )
 
 
 async def initialize(ctx: Context, probe: Probe, case: str) -> dict[str, Any]:

@@ -26,6 +26,8 @@ import msgspec
 
 from acp_tui.protocol import schema_check
 from acp_tui.protocol.jsonrpc import method_not_found
+from acp_tui.remote.client import RemoteAgent
+from acp_tui.remote.target import RemoteTarget
 from acp_tui.transport.connection import Connection
 from acp_tui.transport.launcher import AgentProcess
 
@@ -85,6 +87,8 @@ class Probe:
     name: str = "agent"
     """Which of the run's processes this is, in the transcript."""
     tap: Callable[[str, Line], None] | None = None
+    remote: RemoteTarget | None = None
+    """A remote agent, connected to instead of started (`argv` is then its URL)."""
     permission: Answer = "allow"
     """How permission requests are answered; "hold": left waiting in `held` for a case."""
     lines: list[Line] = field(default_factory=list)
@@ -100,7 +104,7 @@ class Probe:
     held: list[asyncio.Future[dict[str, Any]]] = field(default_factory=list)
     echoed: bool = False
     """Whether the agent wrote back a line we sent it, word for word (`cat` does)."""
-    process: AgentProcess | None = None
+    process: AgentProcess | RemoteAgent | None = None
     connection: Connection | None = None
     _reader: asyncio.Task[None] | None = None
     _sent_methods: dict[str, str] = field(default_factory=dict)
@@ -110,7 +114,12 @@ class Probe:
     _waiters: list[asyncio.Future[None]] = field(default_factory=list)
 
     async def start(self) -> None:
-        self.process = await AgentProcess.start(self.argv, self.cwd, env=self.env)
+        if self.remote is not None:
+            # A fresh connection, as a fresh process is: none of another's cookies.
+            remote = msgspec.structs.replace(self.remote, cookies={})
+            self.process = await RemoteAgent.connect(remote)
+        else:
+            self.process = await AgentProcess.start(self.argv, self.cwd, env=self.env)
         self.connection = Connection(
             self.process.stdout,
             self.process.stdin,

@@ -104,6 +104,9 @@ def check_client_methods(ctx: Context, probe: Probe) -> None:
 async def check_stdin_close(ctx: Context, probe: Probe) -> None:
     case = "exits when stdin closes"
     assert probe.process is not None
+    if probe.remote is not None:
+        ctx.add(case, "n/a", detail="a remote agent: its server owns its process")
+        return
     if probe.ended and probe.process.returncode is not None:
         ctx.add(case, "skipped", detail=f"already gone: {probe.exit_description()}")
         return

@@ -18,6 +18,7 @@ from acp_tui.check.context import Options
 from acp_tui.check.probe import Tap
 from acp_tui.check.report import as_json, junit, text
 from acp_tui.check.run import run_check
+from acp_tui.remote.target import RemoteTarget, check_url
 from acp_tui.transport.launcher import LaunchError
 
 EXIT_BROKEN = 1
@@ -40,8 +41,9 @@ def run(args: argparse.Namespace, agent_command: list[str]) -> int:
 
 
 async def _check(args: argparse.Namespace, agent_command: list[str]) -> int:
-    if not agent_command:
-        raise _Usage("give the agent's command after --")
+    remote = _remote(args, agent_command)
+    if not agent_command and remote is None:
+        raise _Usage("give the agent's command after --, or --connect URL")
     options = Options(
         version=args.protocol_version,
         prompt=args.prompt,
@@ -53,6 +55,7 @@ async def _check(args: argparse.Namespace, agent_command: list[str]) -> int:
         cwd=args.cwd,
         call_timeout=args.call_timeout,
         turn_timeout=args.turn_timeout,
+        remote=remote,
     )
     if args.cwd is not None and not args.cwd.is_dir():
         raise _Usage(f"--cwd {args.cwd}: not a directory")
@@ -61,7 +64,8 @@ async def _check(args: argparse.Namespace, agent_command: list[str]) -> int:
         junit_file = _open(files, args.junit, "--junit")
         transcript = _open(files, args.transcript, "--transcript")
         try:
-            report = await run_check(agent_command, options, Tap(transcript, args.verbose))
+            argv = agent_command or [args.connect]
+            report = await run_check(argv, options, Tap(transcript, args.verbose))
         except LaunchError as error:
             raise _Usage(str(error)) from None
         print(as_json(report) if args.json else text(report), end="")
@@ -70,6 +74,21 @@ async def _check(args: argparse.Namespace, agent_command: list[str]) -> int:
     if report.outcome == "unsupported":
         return EXIT_UNSUPPORTED
     return 0 if report.passed else EXIT_BROKEN
+
+
+def _remote(args: argparse.Namespace, agent_command: list[str]) -> RemoteTarget | None:
+    """The remote agent `--connect` names (its token from `--token-file`, else the
+    environment), or None."""
+    if args.connect is None:
+        if args.token_file is not None:
+            raise _Usage("--token-file is for --connect URL")
+        return None
+    if agent_command:
+        raise _Usage("give --connect URL or an agent command after --, not both")
+    wrong = check_url(args.connect)
+    if wrong is not None:
+        raise _Usage(f"--connect: {wrong}")
+    return RemoteTarget(args.connect, args.token_file)
 
 
 def _open(files: ExitStack, path: Path | None, option: str) -> IO[str] | None:

@@ -140,12 +140,16 @@ def options_beside(
 
 
 def for_remote(options: ClientOptions, agent: AgentConfig) -> ClientOptions:
-    """`options` for `agent`: a remote agent is connected to, its files and commands served
-    here as the config's `remote_fs` and `remote_terminal` allow."""
+    """`options` for `agent`: a remote agent is connected to (by a conversation of its own),
+    its files and commands served here as the config's `remote_fs` and `remote_terminal`
+    allow."""
     remote = agent.remote
     if remote is None:
         return msgspec.structs.replace(options, remote=None)
     fs, terminal = options.fs and remote.fs, options.terminal and remote.terminal
+    # Cookies of its own: they name one conversation's connection to a server (kept across
+    # its reconnects), never another's.
+    remote = msgspec.structs.replace(remote, cookies={})
     return msgspec.structs.replace(options, remote=remote, fs=fs, terminal=terminal)
 
 

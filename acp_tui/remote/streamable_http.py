@@ -6,11 +6,15 @@ session.
 the connection's id in its header; every later request carries it, and a session's messages
 its `Acp-Session-Id` too (a request's from its `sessionId`, an answer to the server's request
 from the stream that request came on). The connection's stream is opened before the answer
-to `initialize` is handed on; a session's before `session/load` or `session/resume` is sent
-(its replay comes on it), and after `session/new` or `session/fork` is answered, before that
-answer is handed on, so that no prompt can be sent before the stream its updates come on is
-open. Other servers' shapes are taken where they are unambiguous: a POST answered 200 with a
-JSON body, or with an SSE stream of its own (as MCP's Streamable HTTP answers), is read.
+to `initialize` is handed on; a session's before the first request about it is sent (a
+load's replay comes on it; a session the server does not know is the request's answer), and
+after `session/new` or `session/fork` is answered, before that answer is handed on, so that
+no prompt can be sent before the stream its updates come on is open. A stream that breaks is
+opened again at once: a server that keeps the connection goes on with it; when the
+connection's cannot be opened, the connection is lost. Other servers' shapes are taken where
+they are unambiguous: a POST answered 200 with a JSON body, or with an SSE stream of its own
+(as MCP's Streamable HTTP answers), is read; a refusal whose body is a JSON-RPC error is
+that error.
 
 HTTP/2 is used wherever TLS lets the server choose it (ALPN); over plain `http://` the
 requests go over HTTP/1.1, one connection per open stream.
@@ -35,22 +39,30 @@ SESSION_ID = "Acp-Session-Id"
 CONNECT_TIMEOUT = 15.0
 POST_TIMEOUT = 60.0
 """Seconds a POST other than `initialize` may take: the RFD has it answered at once (202)."""
+RESUME_DELAYS = (0.3, 1.0)
+"""Seconds before each GET that opens the connection's stream again after it broke: a server
+that keeps the connection (`acp-tui serve`, for its grace period) goes on with it."""
 
 _OPENS_SESSION = ("session/new", "session/fork")
-_REOPENS_SESSION = ("session/load", "session/resume")
 
 
 class _Params(msgspec.Struct):
     session_id: str | None = msgspec.field(default=None, name="sessionId")
 
 
+class _Error(msgspec.Struct):
+    message: str = ""
+
+
 class _Envelope(msgspec.Struct):
     """What routing a message needs of it."""
 
+    jsonrpc: str | None = None
     id: int | str | None = None
     method: str | None = None
     params: _Params | None = None
     result: _Params | None = None
+    error: _Error | None = None
 
 
 _decode = msgspec.json.Decoder(_Envelope).decode
@@ -114,8 +126,14 @@ class StreamableHttp:
         session = envelope.params.session_id if envelope.params is not None else None
         if envelope.method is None and envelope.id is not None:  # our answer to its request
             session = self._asked_in.pop(envelope.id, None)
-        if envelope.method in _REOPENS_SESSION and session is not None:
-            await self._listen(session)
+        if envelope.method is not None and session is not None:
+            # Its answer comes on the session's stream (a load's replay too): open it first,
+            # unless the server knows no such session, which is then the answer.
+            try:
+                await self._listen(session)
+            except ConnectionRefusedError as refused:
+                self._refuse(envelope, f"session {session}: {refused}")
+                return
         if envelope.method in _OPENS_SESSION and envelope.id is not None:
             self._opening[envelope.id] = envelope.method
         headers = {CONNECTION_ID: self.connection_id}
@@ -166,7 +184,8 @@ class StreamableHttp:
         self, response: httpx.Response, envelope: _Envelope, session: str | None
     ) -> None:
         """What the POST's answer says: nothing (202), a message (200 JSON), a stream of them
-        (200 SSE), or that the message was refused (then a request gets that as its error)."""
+        (200 SSE), or that the message was refused: the server's own JSON-RPC error when it
+        gave one, else (to a request) an error saying so."""
         status = response.status_code
         kind = response.headers.get("Content-Type", "")
         if status == 202 or status == 204:
@@ -175,23 +194,25 @@ class StreamableHttp:
             await self._read_events(response, session)
             return
         body = await response.aread()
-        if status == 200:
+        said = _envelope(body) if body.strip() else _Envelope()
+        if status == 200 or (said.jsonrpc and (said.id == envelope.id or envelope.id is None)):
             if body.strip():
-                self._deliver(body)
+                self._deliver(body)  # the answer, or the server's own error for it
             return
-        if status == 404 and envelope.method not in _REOPENS_SESSION:
-            self._end(f"the server no longer knows this connection (HTTP 404 to {envelope.method})")
-        said = body.decode(errors="replace").strip().splitlines()
-        why = f"HTTP {status}" + (f": {said[0][:200]}" if said else "")
+        lines = body.decode(errors="replace").strip().splitlines()
+        text = said.error.message if said.error is not None else lines[0][:200] if lines else ""
+        why = f"HTTP {status}" + (f": {text}" if text else "")
         if status in (401, 403):
             why += " (the token: --token-file or ACP_TUI_TOKEN)"
         if envelope.method is not None and envelope.id is not None:
-            self._opening.pop(envelope.id, None)
-            error = {"code": -32603, "message": f"the server refused {envelope.method}: {why}"}
-            reply = {"jsonrpc": "2.0", "id": envelope.id, "error": error}
-            self._deliver(msgspec.json.encode(reply))
-        elif status >= 400:
-            raise ConnectionResetError(f"the server refused a message: {why}")
+            self._refuse(envelope, f"the server refused {envelope.method}: {why}")
+
+    def _refuse(self, request: _Envelope, message: str) -> None:
+        """Answer our own `request` with an error: the server will not."""
+        if request.id is not None:
+            self._opening.pop(request.id, None)
+            error = {"code": -32603, "message": message}
+            self._deliver(msgspec.json.encode({"jsonrpc": "2.0", "id": request.id, "error": error}))
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -200,7 +221,7 @@ class StreamableHttp:
 
     async def _listen(self, session: str | None) -> None:
         """Open the stream of the connection (None) or of `session`, unless it is open;
-        return once the server has answered it."""
+        return once the server has answered it (`ConnectionRefusedError` if it refused)."""
         if session in self._streams and not self._streams[session].done():
             return
         opened: asyncio.Future[None] = asyncio.get_running_loop().create_future()
@@ -208,10 +229,23 @@ class StreamableHttp:
         await opened
 
     async def _stream(self, session: str | None, opened: asyncio.Future[None]) -> None:
+        """A stream that breaks is opened again (`RESUME_DELAYS`), until the server refuses it
+        (a session's, once the session is over): when the connection's cannot be, the
+        connection is lost."""
+        what = "the connection's event stream" if session is None else f"session {session}'s"
+        for delay in (0.0, *RESUME_DELAYS):
+            await asyncio.sleep(delay)
+            why = await self._read_stream(session, opened)
+            if self._closing or self._ended.done() or why.startswith("refused"):
+                break
+        if session is None and not self._closing:
+            self._end(f"{what} {why}")
+
+    async def _read_stream(self, session: str | None, opened: asyncio.Future[None]) -> str:
+        """Read one GET of the stream until it ends: how it did."""
         headers = {CONNECTION_ID: self.connection_id or ""}
         if session is not None:
             headers[SESSION_ID] = session
-        what = "the connection's event stream" if session is None else f"session {session}'s"
         timeout = httpx.Timeout(None, connect=CONNECT_TIMEOUT)
         try:
             async with aconnect_sse(
@@ -220,21 +254,19 @@ class StreamableHttp:
                 response = source.response
                 if response.status_code != 200:
                     body = (await response.aread()).decode(errors="replace").strip()
-                    refused = f"the server refused {what} (HTTP {response.status_code}"
+                    refused = f"refused (HTTP {response.status_code}"
                     refused += f": {body.splitlines()[0][:200]})" if body else ")"
                     if not opened.done():
                         opened.set_exception(ConnectionRefusedError(refused))
-                    self._end(refused)
-                    return
-                opened.set_result(None)
+                    return refused
+                if not opened.done():
+                    opened.set_result(None)
                 await self._read_events(response, session)
         except httpx.HTTPError as error:
             if not opened.done():
                 opened.set_exception(ConnectionResetError(_http_error(error)))
-            self._end(f"{what} broke: {_http_error(error)}")
-            return
-        if not self._closing:
-            self._end(f"the server closed {what}")
+            return f"broke: {_http_error(error)}"
+        return "was closed by the server"
 
     async def _read_events(self, response: httpx.Response, session: str | None) -> None:
         flowing = self._flowing

@@ -127,3 +127,49 @@ def _lines(stream: object, lines: queue.Queue[str | None]) -> None:
     for line in stream:  # type: ignore[attr-defined]
         lines.put(line)
     lines.put(None)
+
+
+class Cable:
+    """A TCP relay on 127.0.0.1 in front of a server, whose connections can be cut at once:
+    a network that drops, with the server still up."""
+
+    def __init__(self, port: int) -> None:
+        self.upstream = port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port: int = self.listener.getsockname()[1]
+        self._open: list[socket.socket] = []
+        self._lock = threading.Lock()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                near, _ = self.listener.accept()
+            except OSError:
+                return
+            far = socket.create_connection(("127.0.0.1", self.upstream))
+            with self._lock:
+                self._open += [near, far]
+            for source, sink in ((near, far), (far, near)):
+                threading.Thread(target=_pump, args=(source, sink), daemon=True).start()
+
+    def cut(self) -> None:
+        """Every connection through it ends now, mid-stream (new ones still get through)."""
+        with self._lock:
+            cut, self._open = self._open, []
+        for end in cut:
+            with contextlib.suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
+
+
+def _pump(source: socket.socket, sink: socket.socket) -> None:
+    with contextlib.suppress(OSError):
+        while data := source.recv(65536):
+            sink.sendall(data)
+    with contextlib.suppress(OSError):
+        sink.shutdown(socket.SHUT_WR)

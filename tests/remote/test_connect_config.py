@@ -37,7 +37,8 @@ def test_a_remote_agent_is_configured_by_its_url_token_file_and_headers(tmp_path
     # A new conversation with it (Ctrl+N) connects, with commands not served here.
     defaults = ClientOptions(cwd=tmp_path)
     options = options_beside(agent, defaults, config.agents["demo"], defaults)
-    assert options.remote is agent.remote and options.fs and not options.terminal
+    assert options.remote == agent.remote and options.fs and not options.terminal
+    assert options.remote is not agent.remote  # its own cookies
     back = options_beside(config.agents["demo"], defaults, agent, options)
     assert back.remote is None and back.terminal
 

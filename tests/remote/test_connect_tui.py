@@ -1,0 +1,81 @@
+"""The TUI on a remote agent (acpremote's `expose` of the demo agent, over WebSocket), driven
+with Pilot as a person would: a permission answered in the dialog lets the agent write the
+client's own file, Escape cancels a turn, and a server killed mid-turn is said, reconnected to
+(another server on the same port) and the conversation goes on in the same session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from acp_tui.config import AgentConfig, Config, Startup
+from acp_tui.remote.target import RemoteTarget
+from acp_tui.session.options import ClientOptions
+from acp_tui.session.state import Notice
+from acp_tui.ui.app import AcpApp
+from tests.remote.connect_support import Exposed, free_port
+from tests.support.pilot import send, wait_idle, wait_permission, wait_started, wait_until
+from tests.support.ui import message_texts
+
+
+def _app(tmp_path: Path, url: str) -> AcpApp:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
+    target = RemoteTarget(url)
+    options = ClientOptions(cwd=workspace, remote=target)
+    agent = AgentConfig.for_url(target)
+    startup = Startup(Config(tmp_path / "config.toml"), agent, "ask", record=True)
+    return AcpApp(
+        [], options, history_dir=tmp_path / "history", config_dir=tmp_path, startup=startup
+    )
+
+
+def _notices(app: AcpApp) -> list[str]:
+    assert app.session is not None
+    return [item.title for item in app.session.state.timeline if isinstance(item, Notice)]
+
+
+def _says(app: AcpApp, text: str) -> bool:
+    return any(text in message for message in message_texts(app))
+
+
+async def test_the_tui_asks_writes_cancels_and_comes_back_after_a_drop(tmp_path: Path) -> None:
+    port = free_port()
+    server = Exposed(tmp_path, port)
+    app = _app(tmp_path, server.url)
+    try:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_started(app, pilot)
+            assert app.session is not None
+            first_session = app.session.id
+
+            await send(app, pilot, "/edit notes.txt")
+            await wait_permission(app, pilot)
+            await pilot.press("a")
+            await wait_idle(app, pilot)
+            written = (tmp_path / "workspace" / "notes.txt").read_text()
+            assert "Edited by the ACP demo agent" in written
+
+            await send(app, pilot, "/slow 30")
+            await wait_until(pilot, lambda: _says(app, "⏳ 1/30"))
+            await pilot.press("escape")
+            await wait_idle(app, pilot)
+            assert not _says(app, "nobody cancelled me")
+
+            await send(app, pilot, "/slow 30")
+            await wait_until(pilot, lambda: _says(app, "⏳ 2/30"))
+            server.kill()
+            await wait_until(pilot, lambda: "The connection to the agent was lost" in _notices(app))
+            server = Exposed(tmp_path, port)
+            reconnected = f"Reconnected to {server.url}: the session goes on"
+            await wait_until(pilot, lambda: reconnected in _notices(app), timeout=30)
+            await wait_idle(app, pilot)
+            assert app.session.id == first_session
+            assert _says(app, "⏳ 2/30")  # what came before the drop stays
+
+            await send(app, pilot, "after the drop")
+            await wait_idle(app, pilot)
+            assert _says(app, "> after the drop")
+            assert app.session.id == first_session
+    finally:
+        server.kill()
