@@ -29,10 +29,10 @@ class Outbox:
         self.size += len(item)
         self._ready.set()
 
-    def put_back(self, item: bytes) -> None:
-        """`item`, taken but not sent, first again."""
-        self._items.appendleft(item)
-        self.size += len(item)
+    def put_back(self, items: list[bytes]) -> None:
+        """`items`, taken but not sent, first again."""
+        self._items.extendleft(reversed(items))
+        self.size += sum(map(len, items))
         self._ready.set()
 
     def attach(self) -> object:
@@ -49,18 +49,19 @@ class Outbox:
             self._taker = None
             self._ready.set()
 
-    @property
-    def attached(self) -> bool:
-        return self._taker is not None
-
-    async def take(self, token: object) -> bytes | None:
-        """The next message for the stream of `token`; None once that stream is replaced,
-        or once the outbox is closed and all it held taken."""
+    async def take(self, token: object, most: int = 0) -> list[bytes] | None:
+        """The next messages for the stream of `token`: one, and more while they come to
+        less than `most` bytes (a stream that sends many at once sends them together); None
+        once that stream is replaced, or once the outbox is closed and all it held taken."""
         while self._taker is token:
             if self._items:
-                item = self._items.popleft()
-                self.size -= len(item)
-                return item
+                taken = [self._items.popleft()]
+                size = len(taken[0])
+                while self._items and size + len(self._items[0]) < most:
+                    taken.append(self._items.popleft())
+                    size += len(taken[-1])
+                self.size -= size
+                return taken
             if self._closed:
                 return None
             self._ready.clear()
