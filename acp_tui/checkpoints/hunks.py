@@ -91,6 +91,15 @@ def unapply_hunks(current: str, old: str, new: str, chosen: Sequence[Hunk]) -> s
     return "".join(lines)
 
 
+def line_now(current: str, old: str, new: str, hunk: Hunk) -> int:
+    """Where the changed part of `hunk` starts in `current`, the file as it is now (moved
+    with the lines added or taken out above it since); where the turn left it when the hunk
+    is not found as it was."""
+    first = hunk_lines(old, new, hunk).first
+    at = _found_at(current.splitlines(keepends=True), new.splitlines(keepends=True), hunk)
+    return first if at is None else first + at - hunk.new_start
+
+
 def _found_at(lines: list[str], new_lines: list[str], hunk: Hunk) -> int | None:
     """Where the hunk's new lines (and context) are in `lines`: where they were, else the one
     place elsewhere; None when they are nowhere or in several places."""
@@ -114,4 +123,4 @@ def _unapplied(lines: list[str], at: int, old: str, hunk: Hunk) -> list[str]:
     return [*lines[:at], *restored, *lines[at + size :]]
 
 
-__all__ = ["Hunk", "HunkLines", "hunk_lines", "hunks", "unapply_hunks"]
+__all__ = ["Hunk", "HunkLines", "hunk_lines", "hunks", "line_now", "unapply_hunks"]

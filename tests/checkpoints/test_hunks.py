@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from acp_tui.checkpoints import CheckpointStore, SessionCheckpoints
-from acp_tui.checkpoints.hunks import HunkLines, hunk_lines, hunks, unapply_hunks
+from acp_tui.checkpoints.hunks import HunkLines, hunk_lines, hunks, line_now, unapply_hunks
 from acp_tui.checkpoints.rewind import revert_hunks
 
 
@@ -36,18 +36,17 @@ def kept(old: list[str], new: list[str], rejected: set[int], extra: int | None =
     that was added before line `extra` of the new text."""
     out: list[str] = []
     at = 0
+    pending = extra is not None
     for index, hunk in enumerate(hunks("".join(old), "".join(new))):
         out += new[at : hunk.new_start]
-        if extra is not None and at <= extra <= hunk.new_start:
+        if pending and extra is not None and at <= extra <= hunk.new_start:
             out.insert(len(out) - (hunk.new_start - extra), "the user's\n")
-        out += (
-            old[hunk.old_start : hunk.old_end]
-            if index in rejected
-            else new[hunk.new_start : hunk.new_end]
-        )
+            pending = False
+        changed = index in rejected
+        out += old[hunk.old_start : hunk.old_end] if changed else new[hunk.new_start : hunk.new_end]
         at = hunk.new_end
     out += new[at:]
-    if extra is not None and extra >= at:
+    if pending and extra is not None:
         out.insert(len(out) - (len(new) - extra), "the user's\n")
     return "".join(out)
 
@@ -77,10 +76,14 @@ def test_a_line_the_user_added_outside_the_hunks_stays(
 ) -> None:
     old, new = change
     found = hunks("".join(old), "".join(new))
-    # Anywhere but inside a hunk as shown (its context included): there it is a conflict.
+    # Anywhere but inside a hunk as shown (its context included): there it is a conflict; nor
+    # where a hunk that took every line out was (before or after it? either would do).
     outside = [
-        at for at in range(len(new) + 1) if not any(h.new_start < at < h.new_end for h in found)
+        at
+        for at in range(len(new) + 1)
+        if not any(h.new_start < at < h.new_end or h.new_start == at == h.new_end for h in found)
     ]
+    assume(outside)
     extra = data.draw(st.sampled_from(outside))
     current = [*new[:extra], "the user's\n", *new[extra:]]
     rejected = data.draw(st.sets(st.integers(0, len(found) - 1)) if found else st.just(set()))
@@ -131,3 +134,12 @@ def test_every_hunk_of_a_file_the_turn_made_or_deleted_undone(tmp_path: Path) ->
     assert not (workspace / "new.txt").exists()
     assert (workspace / "gone.sh").read_text() == "echo bye\n"
     assert (workspace / "gone.sh").stat().st_mode & 0o111
+
+
+def test_the_line_of_a_hunk_moves_with_the_lines_above_it() -> None:
+    old = "".join(f"line {i}\n" for i in range(20))
+    new = old.replace("line 12\n", "agent\n")
+    [hunk] = hunks(old, new)
+    assert line_now(new, old, new, hunk) == 13
+    assert line_now("mine\nmine too\n" + new, old, new, hunk) == 15
+    assert line_now(new.replace("agent", "mine"), old, new, hunk) == 13  # not found: as it was

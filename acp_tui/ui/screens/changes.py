@@ -9,6 +9,7 @@ shows what comes back.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
@@ -23,7 +24,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, OptionList, Static
 from textual.widgets.option_list import Option
 
-from acp_tui.checkpoints.hunks import Hunk, hunk_lines, hunks
+from acp_tui.checkpoints.hunks import Hunk, hunks, line_now
 from acp_tui.checkpoints.rewind import RewindPlan, plan_rewind
 from acp_tui.checkpoints.store import FileChange
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
@@ -485,8 +486,13 @@ class ChangesScreen(Screen[None]):
             return
         line = 1
         if self.hunks and self.texts is not None and self.texts.new is not None:
-            old, new = self.texts.old or "", self.texts.new
-            line = hunk_lines(old, new, self.hunks[self.hunk]).first
+            old, new, hunk = self.texts.old or "", self.texts.new, self.hunks[self.hunk]
+            path = self.session_changes.workspace / change.path
+            try:  # where its lines are now: the file may have changed since the turn
+                current = await asyncio.to_thread(path.read_text, encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                current = new
+            line = line_now(current, old, new, hunk)
         await edit_in_editor(self.app, self.session_changes, change.path, line)
         self._landing = self.hunk  # back where the user was
         self.load()
