@@ -63,7 +63,9 @@ class ReviewDiff(DiffView):
         if row is None and index < len(self.hunks):
             hunk = self.hunks[index]
             old, new = hunk.old_end - hunk.old_start, hunk.new_end - hunk.new_start
-            row = Text(f"@@ -{hunk.old_start + 1},{old} +{hunk.new_start + 1},{new} @@")
+            # As git writes it: an empty side starts at the line before it (0 at the top).
+            old_at, new_at = hunk.old_start + (old > 0), hunk.new_start + (new > 0)
+            row = Text(f"@@ -{old_at},{old} +{new_at},{new} @@")
             row.stylize("acp.diff.hunk")
         bold = Style(bold=True)
         pointer = self.palette.style("acp.accent") + bold
