@@ -6,6 +6,7 @@ opens again for the rest."""
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 
 from tests.remote.serve_support import HttpClient, http_client, prompt, request, served, text_of
@@ -69,3 +70,27 @@ async def test_a_session_stream_lost_mid_turn_opens_again_for_the_rest(tmp_path:
             assert sorted(map(int, ticks)) == [1, 2, 3, 4]
         assert server.stop() == 0
         assert "1 reconnect;" in server.wait_for(r"ended: the server shut down")
+
+
+async def test_a_session_loads_on_a_new_connection_as_the_rfd_resumes(tmp_path: Path) -> None:
+    # The demo agent keeps its sessions on disk (in the test's data directory), so the agent of
+    # a new connection can load the session of the one before.
+    demo = [sys.executable, "-m", "acp_tui.demo", "--speed", "0"]
+    with served(tmp_path, agent=demo) as server:
+        async with http_client(server.url) as client:
+            session = await _session(client, tmp_path)
+            await client.post(prompt(3, session, "markdown"), session)
+            assert (await client.answer(3, session))["result"]["stopReason"] == "end_turn"
+            said = text_of(client.streams[session])
+            await client.client.delete(server.url, headers=client.headers())
+        async with http_client(server.url) as client:
+            await client.initialize()
+            await client.open_stream()
+            await client.open_stream(session)  # before session/load names it, as the RFD does
+            params = {"sessionId": session, "cwd": str(tmp_path), "mcpServers": []}
+            loading = await client.post(request(2, "session/load", params), session)
+            assert loading.status_code == 202
+            assert "error" not in await client.answer(2)  # on the connection's stream
+            # The replay, on the session's (another HTTP/2 stream: it may come in after).
+            await client.until(lambda _: text_of(client.streams[session]) == said, session)
+        assert server.stop() == 0
