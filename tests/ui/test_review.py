@@ -149,3 +149,32 @@ async def test_the_users_edit_in_their_editor_is_kept_as_theirs(
         dialog = app.screen
         assert isinstance(dialog, RewindScreen)
         assert [f.path for f in dialog.plan.conflicts] == ["long.txt"]
+
+
+async def test_a_review_sent_while_a_turn_runs_waits_in_the_queue(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async with edited(tmp_path, monkeypatch) as (app, pilot, _screen, log):
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: app.screen is app.chat)
+        # A turn that runs until the test says so: a command waiting for a file.
+        await send(app, pilot, "run while [ ! -e go ]; do sleep 0.1; done")
+        await wait_until(pilot, lambda: app.session is not None and app.session.busy)
+        await pilot.press("f3")
+        await wait_until(pilot, lambda: isinstance(app.screen, ChangesScreen))
+        review_of = app.screen
+        assert isinstance(review_of, ChangesScreen)
+        await wait_until(pilot, lambda: review_of.changes is not None)
+        await pilot.press("left")  # the running turn shown first: back to the first one
+        await wait_until(pilot, lambda: len(review_of.hunks) == 2)
+        await pilot.press("x", "s")
+        await wait_until(pilot, lambda: isinstance(app.screen, ReviewScreen))
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: [p.text for p in app.chat.queue] != [])
+        assert app.session is not None and app.session.busy
+        [queued] = app.chat.queue
+        assert queued.text.startswith("I reverted this change of yours")
+        assert "long.txt:3\n" in queued.text and "Because" not in queued.text
+        assert queued.text not in prompts(log)
+        (app.options.cwd / "go").touch()  # the turn ends: the review goes next
+        await wait_until(pilot, lambda: queued.text in prompts(log))
