@@ -73,7 +73,8 @@ def review_prompt(reverted: Sequence[tuple[str, HunkLines]], reason: str = "") -
     """What the agent is told of the hunks the user reverted: where each was (its lines as
     the agent wrote them), what it took out and put in, and the user's reason if any."""
     what = "this change" if len(reverted) == 1 else "these changes"
-    parts = [f"I reverted {what} of yours (the lines are as they were before):"]
+    files = "file has" if len({path for path, _lines in reverted}) == 1 else "files have"
+    parts = [f"I reverted {what} of yours: the {files} the - lines again, not your + lines."]
     for path, lines in reverted:
         body = [f"-{line}" for line in lines.removed] + [f"+{line}" for line in lines.added]
         if len(body) > LINES_SHOWN:

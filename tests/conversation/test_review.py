@@ -37,11 +37,13 @@ def test_the_prompt_says_where_what_and_why_compactly() -> None:
         ("notes.md", HunkLines(3, ("gone?",), ())),
     ]
     assert review_prompt(reverted, "  the sum was right  ") == (
-        "I reverted these changes of yours (the lines are as they were before):\n\n"
+        "I reverted these changes of yours: the files have the - lines again, not your + lines.\n\n"
         "app.py:12-13\n```diff\n-    return a + b\n+    return a - b\n+    # faster\n```\n\n"
         "notes.md:3\n```diff\n-gone?\n```\n\n"
         "Because: the sum was right"
     )
+    two = review_prompt([("a.txt", HunkLines(1, (), ("x",))), ("a.txt", HunkLines(9, ("y",), ()))])
+    assert two.startswith("I reverted these changes of yours: the file has the - lines again")
     one = review_prompt([("a.txt", HunkLines(1, (), ("```", "x")))])
     assert one.startswith("I reverted this change of yours")
     assert "````diff\n+```\n+x\n````" in one and "Because" not in one

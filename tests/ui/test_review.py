@@ -79,7 +79,7 @@ async def test_a_rejected_hunk_is_reverted_and_the_agent_told_why(
         kept = "".join(AGENT).replace("agent B\n", "line 25\n")
         await wait_until(pilot, lambda: (workspace / "long.txt").read_text() == kept)
         told = (
-            "I reverted this change of yours (the lines are as they were before):\n\n"
+            "I reverted this change of yours: the file has the - lines again, not your + lines.\n\n"
             "long.txt:26\n```diff\n-line 25\n+agent B\n```\n\nBecause: line 25 is right"
         )
         await wait_until(pilot, lambda: told in prompts(log))
