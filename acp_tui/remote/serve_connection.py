@@ -18,13 +18,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from acp_tui.remote.serve_messages import (
-    OPENS_A_SESSION,
-    IdKey,
-    Message,
-    read_agent_line,
-    session_in_result,
-)
+from acp_tui.remote.serve_messages import IdKey, Message, read_agent_line
 from acp_tui.remote.serve_outbox import Outbox
 from acp_tui.transport.launcher import PIPE_READ, AgentProcess
 
@@ -67,9 +61,6 @@ class AgentConnection:
         self._started = time.monotonic()
         self._answers: dict[IdKey, str | None] = {}
         """The client's requests in flight: where each answer goes (a session, or None)."""
-        self._opening: dict[IdKey, str | None] = {}
-        """Requests that open a session (`session/new`, `session/load`, ...): the session they
-        name, registered when the answer comes."""
         self._asked: dict[IdKey, str | None] = {}
         """The agent's requests in flight, with the session each is about."""
         self._waiting: dict[IdKey, asyncio.Future[bytes]] = {}
@@ -117,8 +108,8 @@ class AgentConnection:
         self.received += 1
         if message.is_request:
             self._answers[message.key] = message.answer_scope
-            if message.method in OPENS_A_SESSION:
-                self._opening[message.key] = message.session_id
+        elif message.is_response:
+            self._asked.pop(message.key, None)
         self._touch()
         try:
             self.agent.stdin.write(message.line + b"\n")
@@ -169,15 +160,20 @@ class AgentConnection:
 
     async def _read_agent(self) -> None:
         stdout = self.agent.stdout
-        pending = b""
+        # Grown in place: a line of many reads (a large write) is not copied again each read.
+        buffer = bytearray()
         while chunk := await stdout.read(PIPE_READ):
-            lines = (pending + chunk).split(b"\n")
-            pending = lines.pop()
-            for line in lines:
+            start = len(buffer)
+            buffer += chunk
+            end = buffer.rfind(b"\n", start)
+            if end < 0:
+                continue
+            for line in bytes(buffer[:end]).split(b"\n"):
                 if line.strip():
                     self._route(line)
-        if pending.strip():
-            self._route(pending)
+            del buffer[: end + 1]
+        if buffer.strip():
+            self._route(bytes(buffer))
         await self.agent.wait()
         self.end(self.agent.exit_description())
 
@@ -194,8 +190,6 @@ class AgentConnection:
                 answer.set_result(line)
                 return
             session = self._answers.pop(message.key, None)
-            if message.key in self._opening:
-                self._open_session(self._opening.pop(message.key), message)
         else:
             session = message.session_id
             if message.is_request:
@@ -204,11 +198,6 @@ class AgentConnection:
         outbox.put(line)
         if self.outbox.size + sum(box.size for box in self.sessions.values()) > MAX_KEPT:
             self.end(f"the client took none of {MAX_KEPT // 2**20} MiB the agent sent")
-
-    def _open_session(self, named: str | None, answer: Message) -> None:
-        session = named or session_in_result(answer)
-        if session is not None and not self.one_stream:
-            self.session_outbox(session)
 
     # -- its end --------------------------------------------------------------------------
 

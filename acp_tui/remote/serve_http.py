@@ -24,7 +24,6 @@ from acp_tui.remote.serve_endpoint import (
     set_cookie,
 )
 from acp_tui.remote.serve_messages import (
-    OPENS_A_SESSION,
     BadMessage,
     Message,
     read_message,
@@ -166,8 +165,7 @@ def _misaddressed(connection: AgentConnection, scope: Scope, message: Message) -
     if connection.one_stream:
         return None
     given = header(scope, "acp-session-id")
-    session = message.session_id if message.method not in OPENS_A_SESSION else None
-    session = session or connection.asked_about(message)
+    session = message.answer_scope or connection.asked_about(message)
     if session is None:
         return None
     if given is None:

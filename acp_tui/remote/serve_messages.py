@@ -119,15 +119,6 @@ def read_agent_line(line: bytes) -> Message | None:
         return None
 
 
-def session_in_result(message: Message) -> str | None:
-    """The `sessionId` a response's result names (`session/new`, `session/fork`)."""
-    try:
-        result = _decode(message.line).result
-        return _decode_scoped(result).session_id if result else None
-    except (msgspec.DecodeError, UnicodeDecodeError, RecursionError):
-        return None
-
-
 def with_connection_id(response: bytes, connection_id: str) -> bytes:
     """The `initialize` response with `connectionId` in its result, as the RFD shows it
     (`{ id: 1, result: { capabilities, connectionId } }`), besides the header."""

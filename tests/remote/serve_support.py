@@ -166,7 +166,8 @@ class WebSocketClient:
 
 @contextlib.asynccontextmanager
 async def websocket(url: str, **headers: str) -> AsyncIterator[WebSocketClient]:
-    async with connect(url.replace("http://", "ws://"), additional_headers=headers) as socket:
+    ws_url = url.replace("http://", "ws://")
+    async with connect(ws_url, additional_headers=headers, max_size=None) as socket:
         yield WebSocketClient(socket)
 
 

@@ -1,11 +1,13 @@
 """`acp-tui serve` over the WebSocket profile, fronting the demo agent: a whole turn, a
-permission, a cancel, a WebSocket lost mid-turn that comes back for the rest, and one that
-does not come back in time."""
+permission, a cancel, a WebSocket lost mid-turn that comes back for the rest, one that does
+not come back in time, and an agent's message of 20 MB."""
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,8 @@ from tests.remote.serve_support import (
     text_of,
     websocket,
 )
+
+AGENTS = Path(__file__).resolve().parent.parent / "agents"
 
 
 async def _session(client: Any, cwd: Path) -> str:
@@ -111,4 +115,21 @@ async def test_an_agent_whose_client_does_not_come_back_is_stopped(tmp_path: Pat
             async with websocket(server.url, **{"Acp-Connection-Id": connection}):
                 pass
         assert refused.value.response.status_code == 404
+        assert server.stop() == 0
+
+
+async def test_a_message_of_many_megabytes_from_the_agent_comes_whole(tmp_path: Path) -> None:
+    text = "".join(f"{i:07d} " for i in range(2_500_000))  # 20 MB of text in one update
+    update = {"sessionUpdate": "agent_message_chunk", "content": {"type": "text", "text": text}}
+    params = {"sessionId": "flood-session", "update": update}
+    flood = {"jsonrpc": "2.0", "method": "session/update", "params": params}
+    (tmp_path / "flood").write_text(json.dumps(flood) + "\n")
+    agent = [sys.executable, str(AGENTS / "flood_agent.py"), str(tmp_path / "flood")]
+    with served(tmp_path, agent=agent) as server:
+        async with websocket(server.url) as client:
+            await client.call(initialize())
+            await client.call(request(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+            done = await client.call(prompt(3, "flood-session", "go"))
+            assert done["result"]["stopReason"] == "end_turn"
+            assert text_of(client.received) == text
         assert server.stop() == 0
