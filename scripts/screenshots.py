@@ -223,6 +223,26 @@ async def conversations(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_idle(app, pilot)
 
 
+async def inbox(app: AcpApp, pilot: Pilot[int]) -> None:
+    """Four conversations: one done while another was shown, one asking for permission, one
+    asking a question; the fourth shown."""
+    for title in ("Refactor the parser", "Fix the tests", "Release notes"):
+        await send(app, pilot, f"/title {title}")
+        await wait_idle(app, pilot)
+        await new_conversation(app, pilot)
+    await send(app, pilot, "/title Docs")
+    await wait_idle(app, pilot)
+    await send(app, pilot, "plan")
+    await wait_idle(app, pilot)
+    # Sent from the fourth, to the others: each has news, or asks, while the user looks away.
+    for view, prompt in zip(app.conversations, ("hello", "/edit app.py", "ask"), strict=False):
+        assert view.chat is not None
+        view.chat.query_one(PromptInput).post_message(PromptInput.Submitted(prompt))
+    needs = ["done", "permission", "question", None]
+    await wait_until(pilot, lambda: [view.need for view in app.conversations] == needs)
+    await pilot.pause(0.2)
+
+
 EARLIER_SESSIONS = [
     ("Refactor the parser", "2026-11-24T16:05:00Z"),
     ("Why does the build fail on CI?", "2026-11-23T10:42:00Z"),
@@ -354,26 +374,6 @@ async def rewind_continue(app: AcpApp, pilot: Pilot[int]) -> None:
     await pilot.pause(0.2)
 
 
-async def image(app: AcpApp, pilot: Pilot[int]) -> None:
-    """A pasted image path becomes a chip, the demo agent says what the image is and sends its
-    own picture; a mentioned image shows its chip before it is sent. SVG cannot hold Kitty or
-    Sixel pixels: the pictures are drawn with coloured half blocks (ACP_TUI_IMAGES=halfcell),
-    which any true-colour terminal shows as well."""
-    from textual import events
-
-    from acp_tui.demo.picture import demo_png
-    from acp_tui.ui.widgets.attachment_bar import AttachmentBar
-    from acp_tui.ui.widgets.image_view import ImageView
-    from acp_tui.ui.widgets.message import UserMessage
-    from acp_tui.ui.widgets.prompt_input import PromptInput
-
-    os.environ["ACP_TUI_IMAGES"] = "halfcell"
-    try:
-        workspace = app.chat.workspace
-        (workspace / "sunset.png").write_bytes(demo_png(320, 200))
-        (workspace / "logo.png").write_bytes(demo_png(64, 64))
-        prompt = app.chat.query_one(PromptInput)
-        bar = app.chat.query_one(AttachmentBar)
 GREET = '''"""Greetings for the command line."""
 
 import sys
@@ -447,6 +447,26 @@ async def review_send(app: AcpApp, pilot: Pilot[int]) -> None:
     await pilot.pause(0.2)
 
 
+async def image(app: AcpApp, pilot: Pilot[int]) -> None:
+    """A pasted image path becomes a chip, the demo agent says what the image is and sends its
+    own picture; a mentioned image shows its chip before it is sent. SVG cannot hold Kitty or
+    Sixel pixels: the pictures are drawn with coloured half blocks (ACP_TUI_IMAGES=halfcell),
+    which any true-colour terminal shows as well."""
+    from textual import events
+
+    from acp_tui.demo.picture import demo_png
+    from acp_tui.ui.widgets.attachment_bar import AttachmentBar
+    from acp_tui.ui.widgets.image_view import ImageView
+    from acp_tui.ui.widgets.message import UserMessage
+    from acp_tui.ui.widgets.prompt_input import PromptInput
+
+    os.environ["ACP_TUI_IMAGES"] = "halfcell"
+    try:
+        workspace = app.chat.workspace
+        (workspace / "sunset.png").write_bytes(demo_png(320, 200))
+        (workspace / "logo.png").write_bytes(demo_png(64, 64))
+        prompt = app.chat.query_one(PromptInput)
+        bar = app.chat.query_one(AttachmentBar)
         prompt.post_message(events.Paste(str(workspace / "sunset.png")))
         await wait_until(pilot, lambda: len(bar.attachments) == 1)
         await send(app, pilot, "What is in this picture?")
@@ -508,6 +528,7 @@ SCENES: dict[str, Scene] = {
     "keys": keys,
     "tour": tour,
     "conversations": conversations,
+    "inbox": inbox,
     "picker": picker,
     "image": image,
     "mentions": mentions,
@@ -515,12 +536,16 @@ SCENES: dict[str, Scene] = {
     "changes": changes,
     "rewind": rewind,
     "rewind-continue": rewind_continue,
+    "review": review,
+    "review-send": review_send,
     "sessions": sessions,
     "fork": fork,
 }
 AGENTS: dict[str, Callable[[Path, Path], list[str]]] = {
     "sessions": _earlier_sessions,
     "guard": _never_asks,
+    "review": _greet,
+    "review-send": _greet,
 }
 """Scenes on a demo agent set up beforehand: its command line."""
 
@@ -536,16 +561,12 @@ async def shoot(name: str, scene: Scene, scratch: Path) -> Path:
         await scene(app, pilot)
         svg = app.export_screenshot(title=f"acp-tui · {name}")
     # rsvg (and some other viewers) collapse leading spaces in <text> unless told not to.
-    "review": review,
-    "review-send": review_send,
     svg = svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
     path = OUT / f"{name}.svg"
     path.write_text(svg, encoding="utf-8")
     return path
 
 
-    "review": _greet,
-    "review-send": _greet,
 async def main(names: list[str]) -> None:
     OUT.mkdir(exist_ok=True)
     # The same path every time: the header shows it.

@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 
 BODY_WIDTH = 120
 """A notification says this much of what happened: one line."""
+NEWS: tuple[Need, ...] = ("failed", "done")
+"""The needs that are news: they last until seen."""
 STOP_REASONS = {
     "max_tokens": "stopped: the answer reached its token limit",
     "max_turn_requests": "stopped: too many requests in one turn",
@@ -98,6 +100,13 @@ class Attention:
             self.news.clear()
         return seen
 
+    def missed(self, call: Call) -> Call:
+        """The user was not looking at `call` after all (the front end learned it since: tmux
+        showed another window): what it said is news. `call` as not looked at."""
+        if call.need in NEWS:
+            self.news.add(call.need)
+        return msgspec.structs.replace(call, looking=False)
+
     # -- what happens (the conversation says) ------------------------------------------------
 
     def asked(self, need: Need, about: str) -> None:
@@ -137,7 +146,7 @@ class Attention:
         return first[0] if first else "The turn ended"
 
     def _call(self, need: Need, body: str, seconds: float = 0.0) -> None:
-        if need in ("done", "failed") and not self.looking:
+        if need in NEWS and not self.looking:
             self.news.add(need)
         body = shorten(" ".join(body.split()), BODY_WIDTH)
         self.conversation.front_end.needs_you(Call(need, body, self.looking, seconds))

@@ -30,10 +30,10 @@ from acp_tui.ui.command_palette import app_commands
 from acp_tui.ui.conversation import ConversationView
 from acp_tui.ui.hangup import HangupSafeDriver, SignalWatch
 from acp_tui.ui.history import PromptHistory, history_path
+from acp_tui.ui.inbox import Inbox
 from acp_tui.ui.render.lexers import warm_up
 from acp_tui.ui.textual_fixes import mend
 from acp_tui.ui.widgets.prompt_input import PromptInput
-from acp_tui.ui.widgets.session_bar import SessionBar
 from acp_tui.ui.widgets.session_header import SessionHeader
 
 # What runs an agent (the conversation, its client and services, records, checkpoints, sign-in)
@@ -78,6 +78,7 @@ class AcpApp(App[int]):
         Binding(
             "alt+left,ctrl+pageup", "switch_conversation(-1)", "Previous", priority=True, show=False
         ),
+        Binding("ctrl+g", "next_waiting", "Next waiting", priority=True, show=False),
         *(
             Binding(f"alt+{n}", f"show_conversation({n})", f"Conversation {n}", show=False)
             for n in range(1, 10)
@@ -116,6 +117,8 @@ class AcpApp(App[int]):
         self.conversation = self.conversations[0]
         """The conversation shown."""
         self._opened_count = 1
+        self.inbox = Inbox(self)
+        """Who needs the user: the session bars' marks, Ctrl+G, the title, notifications."""
         # Textual knows its default mode only by its stack: name it, so it can be switched back
         # to (its screen, the first conversation's, is made once, by get_default_screen).
         self._modes.setdefault("_default", self.get_default_screen)
@@ -371,12 +374,14 @@ class AcpApp(App[int]):
             await view.live_check.close()
 
     def refresh_session_bars(self) -> None:
-        """Every conversation's session bar lists them all with their state."""
-        items = [(c.label, c.state, c is self.conversation) for c in self.conversations]
-        for view in self.conversations:
-            chat = view.chat
-            if chat is not None and chat.is_mounted:
-                chat.query_one(SessionBar).show(items)
+        """Every conversation's session bar lists them all with their state (`Inbox`)."""
+        self.inbox.refresh()
+
+    def watch_app_focus(self) -> None:
+        self.inbox.focus_changed()  # looking again sees what happened in the one shown
+
+    def action_next_waiting(self) -> None:
+        self.inbox.jump()
 
     def on_session_header_changed(self, event: SessionHeader.Changed) -> None:
         self.refresh_session_bars()
@@ -409,11 +414,6 @@ class AcpApp(App[int]):
         """Rewound to before a turn: go on from there in a new session."""
         self.conversation.continue_before(event.turn)
 
-    def action_export(self) -> None:
-        """Write the session as Markdown in the workspace; a notification says where."""
-        self.conversation.export()
-
-    def action_cycle_mode(self) -> None:
     def on_changes_screen_tell(self, event: ChangesScreen.Tell) -> None:
         """A review's rejected hunks, reverted, and why: the next prompt of the conversation
         whose turn was reviewed."""
@@ -421,6 +421,11 @@ class AcpApp(App[int]):
             if view.session is event.session and view.chat is not None:
                 view.chat.send(event.prompt)
 
+    def action_export(self) -> None:
+        """Write the session as Markdown in the workspace; a notification says where."""
+        self.conversation.export()
+
+    def action_cycle_mode(self) -> None:
         from acp_tui.ui.screens import next_mode
 
         if self.session is not None:
@@ -449,13 +454,6 @@ class AcpApp(App[int]):
         yield from super().get_system_commands(screen)
         if self.screen_stack and isinstance(self.screen_stack[0], ChatScreen):
             yield from app_commands(self)
-
-    def set_terminal_title(self, title: str) -> None:
-        """Set the terminal window's title (OSC 2): it tells the user the agent waits."""
-        driver = self._driver
-        if driver is not None and not self.is_headless:
-            safe = title.replace("\x07", "").replace("\x1b", "")
-            driver.write(f"\x1b]2;{safe}\x07")
 
     @property
     def picker_open(self) -> bool:
@@ -514,6 +512,7 @@ class AcpApp(App[int]):
     async def on_event(self, event: events.Event) -> None:
         if isinstance(event, events.InputEvent):
             self._collector.input()
+            self.inbox.touched()
         await super().on_event(event)
 
     def _busy(self) -> bool:

@@ -88,7 +88,6 @@ class ChatScreen(Screen[None]):
         self.files: list[str] = []
         self._sending: Prompt | None = None
         """The prompt handed to the agent whose turn has not ended."""
-        self._title_before: str | None = None
         self.dialogs = Dialogs(self, self._waiting_questions)
         """The permission and question dialogs, mounted when the agent first asks."""
 
@@ -291,7 +290,6 @@ class ChatScreen(Screen[None]):
         finally:
             self._sending = None
         self.query_one(Transcript).turn_ended()
-        self._restore_title()
         self._sync_busy()
         self._send_next()
 
@@ -299,6 +297,7 @@ class ChatScreen(Screen[None]):
         """The user's new budget: what waited for it is sent."""
         if self.conversation is not None:
             self.conversation.raise_budget(budget)
+            self.app.refresh_session_bars()  # no longer stopped by its budget
             self._send_next()
 
     def _show_queue(self) -> None:
@@ -457,20 +456,16 @@ class ChatScreen(Screen[None]):
         conversation = self.conversation
         return conversation.waiting_questions if conversation is not None else []
 
+    # The user is told they are asked by the app's inbox (the bars' marks, the title, a
+    # notification when they are not looking).
+
     def ask_permission(self, pending: PendingPermission) -> None:
         self.dialogs.ask_permission(pending)
-        self._waiting_for_user()
+        self._sync_header()
 
     def ask_question(self, pending: PendingElicitation) -> None:
         self.dialogs.ask_question(pending, self.query_one(SessionHeader).agent or "The agent")
-        self._waiting_for_user()
-
-    def _waiting_for_user(self) -> None:
         self._sync_header()
-        self.app.bell()
-        if self._title_before is None:
-            self._title_before = self.app.title
-        self.app.set_terminal_title("acp-tui: the agent is waiting for you")
 
     def on_permission_panel_answered(self, event: PermissionPanel.Answered) -> None:
         self._after_answer(self.dialogs.permission_panel().has_focus)
@@ -483,7 +478,6 @@ class ChatScreen(Screen[None]):
         self._sync_header()
         if self.dialogs.waiting():
             return
-        self._restore_title()
         if had_focus or self.focused is None:
             self.query_one(PromptInput).focus()
 
@@ -520,11 +514,6 @@ class ChatScreen(Screen[None]):
         event.pending.select(event.option_id)
         conversation.answer_waiting_by_policy()  # others waiting that the new rule answers
         self.dialogs.permission_panel().prune()
-
-    def _restore_title(self) -> None:
-        if self._title_before is not None:
-            self.app.set_terminal_title(self._title_before)
-            self._title_before = None
 
     # -- actions ------------------------------------------------------------------------------
 

@@ -81,6 +81,7 @@ def app_commands(app: AcpApp) -> Iterator[SystemCommand]:
             "conversation, with its own process (Ctrl+N)",
             app.action_new_conversation,
         )
+    yield from app.inbox.commands()
     if len(app.conversations) > 1:
         yield SystemCommand(
             "Next conversation",

@@ -18,8 +18,9 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
     from acp_tui.check.live import LiveCheck
-    from acp_tui.config import AgentConfig, Startup
+    from acp_tui.config import AgentConfig, Need, Startup
     from acp_tui.conversation.agent_link import Opening
+    from acp_tui.conversation.attention import Call
     from acp_tui.conversation.conversation import Conversation
     from acp_tui.conversation.opening import SessionEntry
     from acp_tui.conversation.sign_in import AuthChoice
@@ -100,6 +101,11 @@ class ConversationView(FrontEnd):
         return STATES.get(status, "working")
 
     @property
+    def need(self) -> Need | None:
+        """What it needs of the user most (`acp_tui.conversation.attention`), if anything."""
+        return self.conversation.attention.need if self.conversation is not None else None
+
+    @property
     def label(self) -> str:
         """What the session bar calls it: the session title, else the agent's name."""
         header = self._header()
@@ -156,12 +162,6 @@ class ConversationView(FrontEnd):
         self._chat().agent_exited(description)
         self.app.refresh_bindings()
 
-    def cancel_ignored(self) -> None:
-        self.app.refresh_bindings()
-        self.say(
-            "warning",
-            "The agent may be stuck: Ctrl+R stops and restarts it (your draft stays); "
-            "Ctrl+P, Stop the agent: only stops it",
     def connection_lost(self, description: str) -> None:
         self._chat().query_one(SessionHeader).status = "reconnecting"
         self.say(
@@ -173,11 +173,20 @@ class ConversationView(FrontEnd):
         self.app.notify(description, title="Reconnecting", severity="warning")
         self.app.refresh_bindings()
 
+    def cancel_ignored(self) -> None:
+        self.app.refresh_bindings()
+        self.say(
+            "warning",
+            "The agent may be stuck: Ctrl+R stops and restarts it (your draft stays); "
+            "Ctrl+P, Stop the agent: only stops it",
         )
         self.app.notify("Ctrl+R stops and restarts it.", title="The agent ignored the cancel")
 
     def session_shown(self, session: Session) -> None:
         self._chat().attach(session)
+
+    def needs_you(self, call: Call) -> None:
+        self.app.inbox.heard(self, call)
 
     def say(self, severity: str, title: str, detail: str | None = None) -> None:
         session = self.session

@@ -110,8 +110,10 @@ async def test_the_session_bar_shows_each_state(tmp_path: Path) -> None:
         assert _bar(app).startswith("1 ")
 
         core(app.conversations[0]).client.process.process.kill()  # type: ignore[union-attr]
-        await wait_until(pilot, lambda: "✗ stopped" in _bar(app))
+        await wait_until(pilot, lambda: "✗ failed" in _bar(app))  # news, until seen
         assert "○ idle" in _bar(app)
+        await pilot.press("alt+1")
+        await wait_until(pilot, lambda: "✗ stopped" in _bar(app))
 
 
 async def test_a_background_permission_request_waits_for_you(tmp_path: Path) -> None:
@@ -128,8 +130,8 @@ async def test_a_background_permission_request_waits_for_you(tmp_path: Path) -> 
         await wait_until(pilot, lambda: chat.query(PermissionPanel))  # mounted when first asked
         panel = chat.query_one(PermissionPanel)
         await wait_until(pilot, lambda: panel.queue)
-        await wait_until(pilot, lambda: "◆ waiting for you" in _bar(app))
-        assert first.state == "waiting" and second.state == "idle"
+        await wait_until(pilot, lambda: "◆ permission" in _bar(app))
+        assert first.need == "permission" and second.need is None
         assert app.conversation is second  # the request did not take the screen
 
         await pilot.press("alt+1")

@@ -64,6 +64,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
             ("ctrl+n", "new conversation: pick its agent"),
             ("alt+←  alt+→", "previous / next conversation"),
             ("ctrl+pgup ctrl+pgdn", "the same"),
+            ("ctrl+g", "the next that needs you"),
             ("alt+1 … alt+9", "conversation 1 … 9 (not in tmux)"),
             ("ctrl+w", "close it (with two or more)"),
         ],
