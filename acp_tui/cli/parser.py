@@ -409,7 +409,7 @@ def _rewind(parser: argparse.ArgumentParser) -> None:
 def _serve(parser: argparse.ArgumentParser) -> None:
     parser.usage = (
         "acp-tui serve [--listen HOST:PORT] [--token-file FILE] [--grace SECONDS] "
-        "[--cwd DIR] [--agent NAME | -- AGENT COMMAND ...]"
+        "[--certfile FILE --keyfile FILE] [--cwd DIR] [--agent NAME | -- AGENT COMMAND ...]"
     )
     parser.add_argument(
         "--listen",
@@ -438,6 +438,13 @@ def _serve(parser: argparse.ArgumentParser) -> None:
         metavar="MIB",
         help="the largest message a client may send (default: 32)",
     )
+    parser.add_argument(
+        "--certfile",
+        type=Path,
+        metavar="FILE",
+        help="serve TLS (https://, wss://; HTTP/2 by ALPN) with this certificate chain (PEM)",
+    )
+    parser.add_argument("--keyfile", type=Path, metavar="FILE", help="the certificate's key (PEM)")
     parser.add_argument("--agent", metavar="NAME", help="an agent from the config file")
     parser.add_argument(
         "--cwd",

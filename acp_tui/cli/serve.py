@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import os
+import ssl
 import sys
 from pathlib import Path
 
@@ -49,6 +50,7 @@ def run(args: argparse.Namespace, agent_command: list[str]) -> int:
             grace=args.grace,
             max_message=int(args.max_message * 2**20),
         )
+        tls = _tls(args.certfile, args.keyfile)
         sock = bind(host, port)
     except (_Usage, ConfigError) as error:
         print(f"acp-tui serve: {error}", file=sys.stderr)
@@ -58,12 +60,13 @@ def run(args: argparse.Namespace, agent_command: list[str]) -> int:
         return 1
     where = sock.getsockname()
     shown = f"[{where[0]}]" if ":" in where[0] else where[0]
+    http, ws = ("https", "wss") if tls else ("http", "ws")
     _log(
-        f"serving {' '.join(options.argv)} at http://{shown}:{where[1]}/acp "
-        f"(ws://{shown}:{where[1]}/acp), one agent a connection, in {options.cwd}; "
+        f"serving {' '.join(options.argv)} at {http}://{shown}:{where[1]}/acp "
+        f"({ws}://{shown}:{where[1]}/acp), one agent a connection, in {options.cwd}; "
         f"{'a bearer token needed' if token else 'no token: loopback only'}"
     )
-    asyncio.run(run_server(options, sock, _log))
+    asyncio.run(run_server(options, sock, _log, tls))
     return 0
 
 
@@ -77,6 +80,19 @@ def _listen(text: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise _Usage(f"--listen {text!r}: give HOST:PORT (127.0.0.1:8765, [::1]:8765)")
     return host.strip("[]"), int(port)
+
+
+def _tls(certfile: Path | None, keyfile: Path | None) -> tuple[Path, Path] | None:
+    """The certificate and key to serve TLS with, checked before the server starts."""
+    if certfile is None and keyfile is None:
+        return None
+    if certfile is None or keyfile is None:
+        raise _Usage("TLS needs both --certfile and --keyfile")
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(certfile, keyfile)
+    except (OSError, ssl.SSLError) as error:
+        raise _Usage(f"cannot serve TLS with {certfile} and {keyfile}: {error}") from None
+    return certfile, keyfile
 
 
 def _token(token_file: Path | None) -> str | None:

@@ -1,5 +1,5 @@
 """`acp-tui serve`: a local stdio agent at `/acp`, over the RFD's two profiles, served by
-hypercorn (HTTP/1.1, HTTP/2 with or without TLS's ALPN, WebSocket) in this process.
+hypercorn (HTTP/1.1, HTTP/2 by TLS's ALPN or with prior knowledge, WebSocket) in this process.
 
 The application is bare ASGI: `route` sends each request to its profile (`serve_ws`,
 `serve_http`); `Endpoint` holds the connections, one agent process each. Paths: `/acp` (the
@@ -17,6 +17,7 @@ import re
 import signal
 import socket
 from collections.abc import Callable
+from pathlib import Path
 
 from hypercorn.asyncio import serve as hypercorn_serve
 from hypercorn.config import Config
@@ -98,13 +99,18 @@ async def _lifespan(receive: Receive, send: Send) -> None:
 
 
 async def run_server(
-    options: ServeOptions, sock: socket.socket, log: Callable[[str], None]
+    options: ServeOptions,
+    sock: socket.socket,
+    log: Callable[[str], None],
+    tls: tuple[Path, Path] | None = None,
 ) -> None:
-    """Serve on `sock` until SIGINT or SIGTERM; then stop every agent (their process groups)
-    before the server stops."""
+    """Serve on `sock` (with TLS: a certificate chain and its key) until SIGINT or SIGTERM;
+    then stop every agent (their process groups) before the server stops."""
     endpoint = Endpoint(options, log)
     config = Config()
     config.bind = [f"fd://{sock.detach()}"]
+    if tls is not None:
+        config.certfile, config.keyfile = map(str, tls)
     config.websocket_max_message_size = options.max_message
     config.graceful_timeout = SHUTDOWN_GRACE
     config.accesslog = None

@@ -17,6 +17,7 @@ import threading
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from ssl import SSLContext
 from typing import Any
 
 import httpx
@@ -25,7 +26,7 @@ from websockets.asyncio.client import ClientConnection, connect
 
 DEMO = [sys.executable, "-m", "acp_tui.demo", "--speed", "0", "--no-persist"]
 TOKEN = "ACP_TUI_TOKEN"
-_BANNER = re.compile(r"at http://([\d.]+):(\d+)/acp")
+_BANNER = re.compile(r"at https?://([\d.]+):(\d+)/acp")
 
 
 class Served:
@@ -165,9 +166,11 @@ class WebSocketClient:
 
 
 @contextlib.asynccontextmanager
-async def websocket(url: str, **headers: str) -> AsyncIterator[WebSocketClient]:
+async def websocket(
+    url: str, ssl: SSLContext | None = None, **headers: str
+) -> AsyncIterator[WebSocketClient]:
     ws_url = url.replace("http://", "ws://")
-    async with connect(ws_url, additional_headers=headers, max_size=None) as socket:
+    async with connect(ws_url, additional_headers=headers, max_size=None, ssl=ssl) as socket:
         yield WebSocketClient(socket)
 
 
