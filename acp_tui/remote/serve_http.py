@@ -39,6 +39,7 @@ BATCH = 256 * 1024
 hypercorn a frame and a flush, which made a stream of small updates five times slower."""
 
 _NOT_FOUND = "no connection {} here (it ended, or never was): initialize a new one"
+_WEBSOCKET = "a WebSocket's connection: its messages go over the WebSocket (DELETE ends it)"
 
 
 async def handle_http(
@@ -125,10 +126,12 @@ async def _connection_for(
     if name is not None:
         return await _named(endpoint, scope, send, name)
     connection = endpoint.find(scope)
-    if connection is not None:
-        return connection
     given = header(scope, "acp-connection-id")
-    if given is not None:
+    if connection is not None and connection.profile != "http":
+        await respond(send, scope, 409, INVALID_REQUEST, _WEBSOCKET)
+    elif connection is not None:
+        return connection
+    elif given is not None:
         await respond(send, scope, 404, INVALID_REQUEST, _NOT_FOUND.format(given))
     elif message.method != "initialize":
         await respond(
@@ -198,7 +201,7 @@ async def _get(
             await respond(send, scope, status, INVALID_REQUEST, why)
             return
         if connection.profile != "http":
-            await respond(send, scope, 409, INVALID_REQUEST, "a WebSocket connection has no SSE")
+            await respond(send, scope, 409, INVALID_REQUEST, _WEBSOCKET)
             return
     session = header(scope, "acp-session-id")
     outbox = (

@@ -121,6 +121,16 @@ async def test_bad_input_gets_a_clear_error_and_the_server_serves_on(tmp_path: P
                 answer = await http1.post(url, content=huge, headers=headers | json_type)
             await refused(answer, 413, -32600, "32 MiB at most")
         async with websocket(server.url) as socket:
+            headers = {"Acp-Connection-Id": socket.connection_id}
+            async with httpx.AsyncClient() as http:
+                await refused(
+                    await http.post(url, json=initialize(), headers=headers),
+                    409,
+                    -32600,
+                    "WebSocket",
+                )
+                sse = headers | {"Accept": "text/event-stream"}
+                await refused(await http.get(url, headers=sse), 409, -32600, "WebSocket")
             await socket.socket.send("{not json")
             error = await socket.until(lambda m: "error" in m)
             assert error["error"]["code"] == -32700
