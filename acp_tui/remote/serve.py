@@ -1,7 +1,7 @@
 """`acp-tui serve`: a local stdio agent at `/acp`, over the RFD's two profiles, served by
 hypercorn (HTTP/1.1, HTTP/2 by TLS's ALPN or with prior knowledge, WebSocket) in this process.
 
-The application is bare ASGI: `route` sends each request to its profile (`serve_ws`,
+The application is bare ASGI: `Route` sends each request to its profile (`serve_ws`,
 `serve_http`); `Endpoint` holds the connections, one agent process each. Paths: `/acp` (the
 RFD's one endpoint); `/acp/ws`, the same WebSocket, where acpremote's clients look for it;
 `/acp/NAME`, Streamable HTTP for a connection the client names by its path instead of

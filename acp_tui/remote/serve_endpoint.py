@@ -13,6 +13,7 @@ from typing import Any
 from acp_tui.protocol.jsonrpc import INVALID_REQUEST
 from acp_tui.remote.serve_connection import AgentConnection
 from acp_tui.remote.serve_messages import error_body
+from acp_tui.transport.launcher import LaunchError
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -50,6 +51,7 @@ class Endpoint:
         self.connections: dict[str, AgentConnection] = {}
         self._starting: dict[str, asyncio.Future[AgentConnection]] = {}
         self._expected = f"Bearer {options.token}".encode() if options.token else None
+        self._closing = False
 
     def authorized(self, scope: Scope) -> bool:
         if self._expected is None:
@@ -61,6 +63,8 @@ class Endpoint:
         self, scope: Scope, profile: str, *, one_stream: bool, name: str | None = None
     ) -> AgentConnection:
         """A new connection, with its agent started (`LaunchError` when it cannot be)."""
+        if self._closing:
+            raise LaunchError("the server is shutting down")
         client = scope.get("client") or ("?", 0)
         connection = await AgentConnection.start(
             self.options.argv,
@@ -106,7 +110,8 @@ class Endpoint:
         self.log(connection.summary())
 
     async def close(self) -> None:
-        """End every connection and wait for their agents to stop."""
+        """End every connection and wait for their agents to stop (and start no more)."""
+        self._closing = True
         connections = list(self.connections.values())
         for connection in connections:
             connection.end("the server shut down", close_code=1001)

@@ -4,8 +4,8 @@ connection's, or with `Acp-Session-Id` a session's), DELETE the connection.
 `initialize` is answered in its POST's response (200, with `Acp-Connection-Id`); every other
 POST is taken at once (202) and answered on a stream. A connection named by its path
 (`/acp/NAME`) needs no header and has one stream for everything. Each SSE event is one
-JSON-RPC message (`event: message`); a comment every few seconds keeps proxies from closing an
-idle stream and finds a client that is gone.
+JSON-RPC message (`event: message`), several sent in one piece when they come fast; a comment
+after 15 s of silence keeps proxies from closing an idle stream and finds a client that is gone.
 """
 
 from __future__ import annotations
