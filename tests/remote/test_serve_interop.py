@@ -1,7 +1,8 @@
 """`acp-tui serve` with clients no one here wrote: acpremote's `mirror` (PyPI), which turns a
 WebSocket endpoint back into a stdio agent, run by acp-tui itself as its agent (at `/acp`, and
 at `/acp/ws` where acpremote serves); and acp-http-client (npm), a Streamable HTTP client that
-names its connection by its path (`/acp/NAME`) and reads one SSE stream."""
+names its connection by its path (`/acp/NAME`) and reads one SSE stream; and in front of an
+agent no one here wrote, the TypeScript SDK's example agent."""
 
 from __future__ import annotations
 
@@ -13,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.remote.serve_support import DEMO, served
+from tests.remote.serve_support import DEMO, http_client, prompt, request, served, text_of
 from tests.support.cli import run_cli
-from tests.support.external_agents import acp_http_client
+from tests.support.external_agents import acp_http_client, ts_sdk_example_agent
 
 HERE = Path(__file__).resolve().parent
 
@@ -62,4 +63,25 @@ def test_acp_http_client_drives_serve_at_a_named_path(tmp_path: Path) -> None:
         assert steps["cancel"] == {"stopReason": "cancelled"}
         line = server.wait_for(r"ended: ")
         assert " http drive-1 " in line and "ended by the client (DELETE)" in line
+        assert server.stop() == 0
+
+
+async def test_serve_fronts_the_typescript_sdks_agent_over_http(tmp_path: Path) -> None:
+    """An agent no one here wrote: its permission request goes on the session's stream."""
+    with served(tmp_path, agent=ts_sdk_example_agent()) as server:
+        async with http_client(server.url) as client:
+            await client.initialize()
+            await client.open_stream()
+            new = request(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []})
+            await client.post(new)
+            session = (await client.answer(2))["result"]["sessionId"]
+            await client.open_stream(session)
+            await client.post(prompt(3, session, "hello"), session)
+            asked = await client.until(
+                lambda m: m.get("method") == "session/request_permission", session
+            )
+            outcome = {"outcome": {"outcome": "selected", "optionId": "allow"}}
+            await client.post({"jsonrpc": "2.0", "id": asked["id"], "result": outcome}, session)
+            assert (await client.answer(3, session))["result"]["stopReason"] == "end_turn"
+            assert "Perfect!" in text_of(client.streams[session])
         assert server.stop() == 0
