@@ -139,6 +139,8 @@ class ChangesScreen(Screen[None]):
         self.reviews: dict[int, Review] = {}
         """The verdicts given, by turn (kept while the view is open)."""
         self.hunks: list[Hunk] = []
+        self.hunks_of: str | None = None
+        """The file `hunks` are of: until the one chosen is read, the one shown before."""
         self.hunk = 0
         self._landing = 0
         """The hunk to show first in the next file shown: its first, or (-1) its last."""
@@ -247,7 +249,7 @@ class ChangesScreen(Screen[None]):
         diff.mount(Static(text, classes="changes--note", markup=False))
         diff.border_title = "Diff"
         diff.border_subtitle = ""
-        self.texts, self.hunks = None, []
+        self.texts, self.hunks, self.hunks_of = None, [], None
         self.call_after_refresh(self._fit_panes)
 
     def _fit_panes(self) -> None:
@@ -295,7 +297,7 @@ class ChangesScreen(Screen[None]):
             return
         diff.border_title = "Diff"
         self.texts = texts
-        self.hunks = hunks(texts.old, texts.new)
+        self.hunks, self.hunks_of = hunks(texts.old, texts.new), change.path
         self.hunk = self._landing % len(self.hunks) if self.hunks else 0
         self._landing = 0
         if self.changes is not None:
@@ -379,7 +381,7 @@ class ChangesScreen(Screen[None]):
     def action_judge(self, verdict: Verdict) -> None:
         """This hunk accepted (or rejected), then on to the next one not judged yet."""
         change, review = self.file, self.review
-        if change is None or review is None or not self.hunks:
+        if change is None or review is None or not self.hunks or change.path != self.hunks_of:
             return
         review.judge(change.path, self.hunk, verdict)
         verdicts = review.verdicts.get(change.path, {})
@@ -394,7 +396,7 @@ class ChangesScreen(Screen[None]):
     def action_judge_file(self, verdict: Verdict) -> None:
         """Every hunk of this file accepted (or rejected), then on to the next file."""
         change, review = self.file, self.review
-        if change is None or review is None or not self.hunks:
+        if change is None or review is None or not self.hunks or change.path != self.hunks_of:
             return
         review.judge_file(change.path, len(self.hunks), verdict)
         self._judged(change)
@@ -485,7 +487,7 @@ class ChangesScreen(Screen[None]):
         if change is None:
             return
         line = 1
-        if self.hunks and self.texts is not None and self.texts.new is not None:
+        if self.hunks and change.path == self.hunks_of and self.texts and self.texts.new:
             old, new, hunk = self.texts.old or "", self.texts.new, self.hunks[self.hunk]
             path = self.session_changes.workspace / change.path
             try:  # where its lines are now: the file may have changed since the turn
