@@ -22,5 +22,6 @@ class Channel(Protocol):
         ...
 
 
-Deliver = Callable[[bytes], None]
-"""Where a channel puts each message the server sent."""
+Deliver = Callable[[list[bytes]], None]
+"""Where a channel puts the messages the server sent, in order: as many at once as it has
+(a WebSocket's TCP read may bring thousands)."""

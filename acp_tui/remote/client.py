@@ -118,15 +118,18 @@ class RemoteAgent:
 
     # -- the pumps ----------------------------------------------------------------------------
 
-    def deliver(self, message: bytes) -> None:
-        """One message from the server, as one line for the connection."""
-        if self.stdout.at_eof() or self._ended.done():
+    def deliver(self, messages: list[bytes]) -> None:
+        """Messages from the server (those of one read, in order), as lines for the
+        connection, in one piece."""
+        if self.stdout.at_eof() or self._ended.done() or not messages:
             return
-        if b"\n" in message:
+        run = b"\n".join(messages)
+        if run.count(b"\n") != len(messages) - 1:
             # Only JSON's whitespace can be a raw newline (in a string it is escaped): a
             # pretty-printed message is still one line once it is a space.
-            message = message.replace(b"\r\n", b" ").replace(b"\n", b" ")
-        self.stdout.feed_data(message + b"\n")
+            run = b"\n".join(m.replace(b"\r\n", b" ").replace(b"\n", b" ") for m in messages)
+        self.stdout.feed_data(run)
+        self.stdout.feed_data(b"\n")
 
     def queue(self, data: bytes) -> None:
         """Lines the connection wrote: each one is a message to send."""

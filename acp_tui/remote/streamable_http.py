@@ -159,7 +159,7 @@ class StreamableHttp:
         if not self.connection_id:
             raise ConnectionRefusedError(f"the server answered initialize without {CONNECTION_ID}")
         await self._listen(None)
-        self._deliver(body)
+        self._deliver([body])
 
     async def _post(
         self, message: bytes, headers: dict[str, str], timeout: float | None = POST_TIMEOUT
@@ -197,7 +197,7 @@ class StreamableHttp:
         said = _envelope(body) if body.strip() else _Envelope()
         if status == 200 or (said.jsonrpc and (said.id == envelope.id or envelope.id is None)):
             if body.strip():
-                self._deliver(body)  # the answer, or the server's own error for it
+                self._deliver([body])  # the answer, or the server's own error for it
             return
         lines = body.decode(errors="replace").strip().splitlines()
         text = said.error.message if said.error is not None else lines[0][:200] if lines else ""
@@ -212,7 +212,8 @@ class StreamableHttp:
         if request.id is not None:
             self._opening.pop(request.id, None)
             error = {"code": -32603, "message": message}
-            self._deliver(msgspec.json.encode({"jsonrpc": "2.0", "id": request.id, "error": error}))
+            reply = {"jsonrpc": "2.0", "id": request.id, "error": error}
+            self._deliver([msgspec.json.encode(reply)])
 
     # -- receiving ----------------------------------------------------------------------------
 
@@ -289,7 +290,7 @@ class StreamableHttp:
                 if opened:
                     with contextlib.suppress(ConnectionError):
                         await self._listen(opened)
-        self._deliver(message)
+        self._deliver([message])
 
     # -- the end ------------------------------------------------------------------------------
 
