@@ -314,3 +314,51 @@ async def test_in_tmux_without_focus_events_tmux_is_asked_whether_it_shows_the_p
         await pilot.press("end")  # back
         await wait_until(pilot, lambda: app.conversation.need is None)
         assert titles(written)[-1] == "acp-tui"
+
+
+async def blurred(app: AcpApp, pilot: Pilot[int], prompt: str) -> None:
+    """The terminal loses focus, and then `prompt` is sent (as if typed before: a key would
+    give the focus back)."""
+    app.post_message(events.AppBlur())
+    await wait_until(pilot, lambda: not app.app_focus)
+    app.chat.query_one(PromptInput).post_message(PromptInput.Submitted(prompt))
+
+
+async def test_a_failed_prompt_and_a_background_question_need_the_user(
+    tmp_path: Path, written: list[str]
+) -> None:
+    async with inbox_app(tmp_path) as (app, pilot):
+        await blurred(app, pilot, "error")  # the demo agent fails the prompt
+        await wait_until(pilot, lambda: app.conversation.need == "failed")
+        [told] = notifications(written)
+        assert ";The agent failed the prompt: " in told
+
+        await new_conversation(app, pilot)  # a key: the user is back, and saw it first
+        first = app.conversations[0]
+        assert first.chat is not None and first.need is None
+        first.chat.query_one(PromptInput).post_message(PromptInput.Submitted("ask"))
+        await wait_until(pilot, lambda: first.need == "question")
+        asked = "Question: How should I set up the new project?"
+        await wait_until(pilot, lambda: notifications(written)[-1].endswith(f";{asked}\x07"))
+        await wait_until(pilot, lambda: "◆ question" in _bar(app))
+
+
+async def test_a_budget_reached_unseen(tmp_path: Path, written: list[str]) -> None:
+    from acp_tui.conversation.budget import Budget
+    from tests.agents.hostile import AGENTS
+
+    app = demo_app(
+        demo_workspace(tmp_path / "workspace"), tmp_path / "state", argv=AGENTS["costly"].argv()
+    )
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        app.chat.raise_budget(Budget(max_cost=0.5))
+        await blurred(app, pilot, "go")
+        await wait_until(pilot, lambda: app.conversation.need == "budget")
+        await wait_until(pilot, lambda: notifications(written))  # as the turn ends
+        [told] = notifications(written)
+        assert told.endswith(";Budget reached: $0.50 of $0.50\x07")
+        assert titles(written)[-1] == "acp-tui · 1 waiting"
+        app.chat.raise_budget(Budget())  # removed: nothing stops it
+        await wait_until(pilot, lambda: titles(written)[-1] == "acp-tui")
+        assert app.conversation.need is None
