@@ -91,14 +91,11 @@ class Attention:
         """The most pressing of `needs`, if any: what the conversation's mark shows."""
         return next(iter(self.needs), None)
 
-    def look(self, looking: bool) -> bool:
-        """The user looks at the conversation, or stops: looking, the news is seen. Whether
-        that took any news away."""
+    def look(self, looking: bool) -> None:
+        """The user looks at the conversation, or stops: looking, the news is seen."""
         self.looking = looking
-        seen = looking and bool(self.news)
         if looking:
             self.news.clear()
-        return seen
 
     def missed(self, call: Call) -> Call:
         """The user was not looking at `call` after all (the front end learned it since: tmux
