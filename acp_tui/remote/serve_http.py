@@ -4,8 +4,10 @@ connection's, or with `Acp-Session-Id` a session's), DELETE the connection.
 `initialize` is answered in its POST's response (200, with `Acp-Connection-Id`); every other
 POST is taken at once (202) and answered on a stream. A connection named by its path
 (`/acp/NAME`) needs no header and has one stream for everything. Each SSE event is one
-JSON-RPC message (`event: message`), several sent in one piece when they come fast; a comment
-after 15 s of silence keeps proxies from closing an idle stream and finds a client that is gone.
+JSON-RPC message (`event: message`, its `id` the message's number), several sent in one piece
+when they come fast; a stream opened again with `Last-Event-ID` gets what was sent after that
+again (as much as is kept). A comment after 15 s of silence keeps proxies from closing an idle
+stream and finds a client that is gone.
 """
 
 from __future__ import annotations
@@ -209,6 +211,9 @@ async def _get(
         if session is None or connection.one_stream
         else connection.session_outbox(session)
     )
+    last = header(scope, "last-event-id") or ""
+    if last.isdigit():
+        outbox.resend(after=int(last))
     await _stream(connection, outbox, receive, send)
 
 
@@ -236,12 +241,13 @@ async def _stream(
             taken = taking.result()
             if taken is None:
                 break
-            events = b"".join(map(_event, taken))
+            events = b"".join(_event(number, line) for number, line in taken)
             try:
                 await send({"type": "http.response.body", "body": events, "more_body": True})
             except Exception:
                 outbox.put_back(taken)
                 raise
+            outbox.sent(taken)
         if not gone.done():
             await send({"type": "http.response.body", "body": b""})
     finally:
@@ -255,11 +261,11 @@ async def _disconnected(receive: Receive) -> None:
         pass
 
 
-def _event(line: bytes) -> bytes:
+def _event(number: int, line: bytes) -> bytes:
     """One SSE event of one message (a stray line of the agent's with a carriage return in
     it is cut there: SSE would take it for a line break)."""
     data = b"\ndata: ".join(line.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n"))
-    return b"event: message\ndata: " + data + b"\n\n"
+    return b"id: %d\nevent: message\ndata: %s\n\n" % (number, data)
 
 
 async def _delete(endpoint: Endpoint, scope: Scope, send: Send, name: str | None) -> None:

@@ -78,7 +78,7 @@ async def _connection_for(endpoint: Endpoint, scope: Scope, send: Send) -> Agent
 async def _send_all(connection: AgentConnection, token: object, send: Send) -> None:
     while (taken := await connection.outbox.take(token)) is not None:
         try:
-            await send({"type": "websocket.send", "text": taken[0].decode("utf-8", "replace")})
+            await send({"type": "websocket.send", "text": taken[0][1].decode("utf-8", "replace")})
         except BaseException:
             connection.outbox.put_back(taken)
             raise

@@ -183,6 +183,8 @@ class HttpClient:
         self.client = client
         self.connection_id = ""
         self.streams: dict[str | None, list[dict[str, Any]]] = {}
+        self.event_ids: dict[str | None, list[str]] = {}
+        """Each stream's events' ids, in order."""
         self._readers: dict[str | None, asyncio.Task[None]] = {}
         self._arrived = asyncio.Event()
 
@@ -200,15 +202,20 @@ class HttpClient:
         answer: dict[str, Any] = response.json()
         return answer
 
-    async def open_stream(self, session: str | None = None) -> None:
+    async def open_stream(self, session: str | None = None, last_event_id: str = "") -> None:
         """Open the connection's SSE stream, or a session's; return once it is open."""
         opened = asyncio.Event()
         self.streams.setdefault(session, [])
-        self._readers[session] = asyncio.create_task(self._read(session, opened))
+        self.event_ids.setdefault(session, [])
+        headers = self.headers(session) | {"Accept": "text/event-stream"}
+        if last_event_id:
+            headers["Last-Event-ID"] = last_event_id
+        self._readers[session] = asyncio.create_task(self._read(session, headers, opened))
         await opened.wait()
 
-    async def _read(self, session: str | None, opened: asyncio.Event) -> None:
-        headers = self.headers(session) | {"Accept": "text/event-stream"}
+    async def _read(
+        self, session: str | None, headers: dict[str, str], opened: asyncio.Event
+    ) -> None:
         async with aconnect_sse(
             self.client, "GET", self.url, headers=headers, timeout=None
         ) as source:
@@ -216,6 +223,7 @@ class HttpClient:
             opened.set()
             async for event in source.aiter_sse():
                 self.streams[session].append(json.loads(event.data))
+                self.event_ids[session].append(event.id)
                 self._arrived.set()
 
     def close_stream(self, session: str | None = None) -> None:

@@ -1,7 +1,7 @@
 """`acp-tui serve` over the Streamable HTTP profile (HTTP/2 on loopback), fronting the demo
 agent: `initialize` answered in its POST, the rest on the connection's and the session's SSE
-streams, a permission answered by POST, a cancel, and a session stream lost mid-turn that
-opens again for the rest."""
+streams, a permission answered by POST, a cancel, a session stream lost mid-turn that opens
+again for the rest (and with `Last-Event-ID`, for what it missed), and the RFD's resume flow."""
 
 from __future__ import annotations
 
@@ -93,4 +93,22 @@ async def test_a_session_loads_on_a_new_connection_as_the_rfd_resumes(tmp_path: 
             assert "error" not in await client.answer(2)  # on the connection's stream
             # The replay, on the session's (another HTTP/2 stream: it may come in after).
             await client.until(lambda _: text_of(client.streams[session]) == said, session)
+        assert server.stop() == 0
+
+
+async def test_a_stream_opened_again_with_last_event_id_gets_what_it_missed(tmp_path: Path) -> None:
+    with served(tmp_path) as server:
+        async with http_client(server.url) as client:
+            session = await _session(client, tmp_path)
+            await client.post(prompt(3, session, "slow 4"), session)
+            await client.until(lambda m: "⏳ 2/4" in text_of([m]), session)
+            client.close_stream(session)
+            # Say that the second tick never arrived: it is sent again, before the rest.
+            ticks = [i for i, m in enumerate(client.streams[session]) if "⏳" in text_of([m])]
+            had = client.event_ids[session][ticks[0]]
+            client.streams[session] = []
+            await client.open_stream(session, last_event_id=had)
+            await client.answer(3, session)
+            again = re.findall(r"⏳ (\d+)/", text_of(client.streams[session]))
+            assert again == ["2", "3", "4"]
         assert server.stop() == 0
