@@ -149,6 +149,19 @@ async def acp_tui_path(path: Path, live_check: LiveCheck | None = None) -> tuple
     start = time.perf_counter()
     process = await spawn_writer(path)
     assert process.stdout is not None and process.stdin is not None
+    tap = live_check.feed if live_check is not None else None
+    count = await read_updates(process.stdout, process.stdin, tap)
+    await process.wait()
+    return count, time.perf_counter() - start
+
+
+async def read_updates(
+    reader: asyncio.StreamReader,
+    writer: asyncio.StreamWriter,
+    tap: Callable[[str, bytes | bytearray], None] | None = None,
+) -> int:
+    """The real path on an agent's pair of streams, until they end: `Connection`, routing
+    by `AgentClient`, the reducer; how many updates reached the session."""
 
     async def no_permissions(pending: Any) -> None:
         pending.cancel()
@@ -167,12 +180,8 @@ async def acp_tui_path(path: Path, live_check: LiveCheck | None = None) -> tuple
 
     session.listeners.append(counted)
     typed = client.typed_notifications
-    tap = live_check.feed if live_check is not None else None
-    await Connection(
-        process.stdout, process.stdin, client, typed_notifications=typed, tap=tap
-    ).run()
-    await process.wait()
-    return count, time.perf_counter() - start
+    await Connection(reader, writer, client, typed_notifications=typed, tap=tap).run()
+    return count
 
 
 async def acp_tui_live_check(path: Path) -> tuple[int, float]:

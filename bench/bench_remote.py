@@ -21,23 +21,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gc
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any
 
-from bench_protocol import SESSION, acp_tui_path, realistic_stream
+from bench_protocol import acp_tui_path, read_updates, realistic_stream, timed
 
 from acp_tui.remote.client import RemoteAgent
 from acp_tui.remote.target import RemoteTarget
-from acp_tui.session.client import AgentClient
-from acp_tui.session.options import ClientOptions
-from acp_tui.session.session import Session
-from acp_tui.transport.connection import Connection
 
 SERVER = r"""
 import base64, hashlib, socket, sys
@@ -82,37 +77,18 @@ while True:
 """
 
 
-async def websocket_path(url: str) -> tuple[int, float]:
-    start = time.perf_counter()
-    agent = await RemoteAgent.connect(RemoteTarget(url))
+def websocket_reader(url: str) -> Callable[[Path], Awaitable[tuple[int, float]]]:
+    """The stream from the server at `url` (which serves the file itself), timed."""
 
-    async def no_permissions(pending: Any) -> None:
-        pending.cancel()
+    async def websocket(_path: Path) -> tuple[int, float]:
+        start = time.perf_counter()
+        agent = await RemoteAgent.connect(RemoteTarget(url))
+        count = await read_updates(agent.stdout, agent.stdin)
+        elapsed = time.perf_counter() - start
+        await agent.close()
+        return count, elapsed
 
-    client = AgentClient([], ClientOptions(cwd=Path.cwd()), decide_permission=no_permissions)
-    session = client.sessions[SESSION] = Session(client, SESSION)
-    count = 0
-
-    def counted(_session: Session, _change: Any) -> None:
-        nonlocal count
-        count += 1
-
-    session.listeners.append(counted)
-    connection = Connection(
-        agent.stdout, agent.stdin, client, typed_notifications=client.typed_notifications
-    )
-    await connection.run()
-    elapsed = time.perf_counter() - start
-    await agent.close()
-    return count, elapsed
-
-
-async def timed(run: Any, expected: int) -> float:
-    gc.collect()  # each run starts with the collector in the same state
-    count, elapsed = await run()
-    if count != expected:
-        raise SystemExit(f"saw {count} updates, expected {expected}")
-    return count / elapsed
+    return websocket
 
 
 def main() -> None:
@@ -133,12 +109,11 @@ def main() -> None:
             print(
                 f"stream: {args.lines:,} updates, {len(data) / 1e6:.1f} MB; {args.runs} runs each"
             )
-            rates: dict[str, list[float]] = {"stdio": [], "websocket": []}
+            readers = {"stdio": acp_tui_path, "websocket": websocket_reader(url)}
+            rates: dict[str, list[float]] = {name: [] for name in readers}
             for _ in range(args.runs):
-                rates["stdio"].append(asyncio.run(timed(lambda: acp_tui_path(path), args.lines)))
-                rates["websocket"].append(
-                    asyncio.run(timed(lambda: websocket_path(url), args.lines))
-                )
+                for name, reader in readers.items():
+                    rates[name].append(asyncio.run(timed(reader, path, args.lines)))
         finally:
             server.kill()
             server.wait()
