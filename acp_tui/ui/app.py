@@ -201,6 +201,7 @@ class AcpApp(App[int]):
 
     def _after_first_frame(self) -> None:
         self._collector.start()
+        self.inbox.start()
         if self.startup is not None:
             for warning in self.startup.warnings:
                 self.notify(warning, title="Config", severity="warning")

@@ -48,6 +48,22 @@ class Inbox:
         self._hidden = False
         """tmux shows another window, though the terminal has focus (see `_unless_hidden`),
         until a key or a click."""
+        self._suspended = False
+        """The app has handed the terminal over (a sign-in command, the user's editor)."""
+
+    def start(self) -> None:
+        """Follow the app's suspensions: nothing is written to the terminal meanwhile (Textual's
+        writer is stopped then, and the thirtieth write waiting for it would block)."""
+        app = self.app
+        app.app_suspend_signal.subscribe(app, self._suspend, immediate=True)
+        app.app_resume_signal.subscribe(app, self._resume, immediate=True)
+
+    def _suspend(self, app: AcpApp) -> None:
+        self._suspended = True
+
+    def _resume(self, app: AcpApp) -> None:
+        self._suspended = False
+        self.refresh()  # the title, as it is now
 
     @property
     def notify(self) -> Notify:
@@ -142,7 +158,7 @@ class Inbox:
 
     def set_title(self, title: str) -> None:
         """Set the terminal window's title (OSC 2), unless it says that already."""
-        if title != self._title:
+        if title != self._title and not self._suspended:
             self._title = title
             safe = title.replace("\x07", "").replace("\x1b", "")
             self.write(f"\x1b]2;{safe}\x07")
@@ -150,5 +166,5 @@ class Inbox:
     def write(self, text: str) -> None:
         """Write to the terminal through Textual's driver, between its frames."""
         driver = self.app._driver
-        if driver is not None:
+        if driver is not None and not self._suspended:
             driver.write(text)

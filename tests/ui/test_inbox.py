@@ -362,3 +362,20 @@ async def test_a_budget_reached_unseen(tmp_path: Path, written: list[str]) -> No
         app.chat.raise_budget(Budget())  # removed: nothing stops it
         await wait_until(pilot, lambda: titles(written)[-1] == "acp-tui")
         assert app.conversation.need is None
+
+
+async def test_nothing_is_written_while_the_app_has_handed_the_terminal_over(
+    tmp_path: Path, written: list[str]
+) -> None:
+    """A sign-in command, the user's editor: Textual's writer is stopped meanwhile (written
+    to, it would block once thirty writes wait); the title is set again once back."""
+    async with inbox_app(tmp_path) as (app, pilot):
+        await new_conversation(app, pilot)
+        app.app_suspend_signal.publish(app)  # as `App.suspend` does (not in a test driver)
+        first = app.conversations[0]
+        assert first.chat is not None
+        first.chat.query_one(PromptInput).post_message(PromptInput.Submitted("/edit app.py"))
+        await wait_until(pilot, lambda: first.need == "permission")
+        assert notifications(written) == [] and titles(written) == []
+        app.app_resume_signal.publish(app)
+        await wait_until(pilot, lambda: titles(written) == ["acp-tui · 1 waiting"])
