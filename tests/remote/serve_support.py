@@ -226,6 +226,10 @@ class HttpClient:
                 self.event_ids[session].append(event.id)
                 self._arrived.set()
 
+    async def reader_done(self, session: str | None = None) -> None:
+        """Until a stream's response ends (the server ended it)."""
+        await self._readers[session]
+
     def close_stream(self, session: str | None = None) -> None:
         self._readers.pop(session).cancel()
 

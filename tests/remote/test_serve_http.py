@@ -1,10 +1,12 @@
 """`acp-tui serve` over the Streamable HTTP profile (HTTP/2 on loopback), fronting the demo
 agent: `initialize` answered in its POST, the rest on the connection's and the session's SSE
 streams, a permission answered by POST, a cancel, a session stream lost mid-turn that opens
-again for the rest (and with `Last-Event-ID`, for what it missed), and the RFD's resume flow."""
+again for the rest (and with `Last-Event-ID`, for what it missed), the RFD's resume flow, and
+an agent that dies."""
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 from pathlib import Path
@@ -111,4 +113,21 @@ async def test_a_stream_opened_again_with_last_event_id_gets_what_it_missed(tmp_
             await client.answer(3, session)
             again = re.findall(r"⏳ (\d+)/", text_of(client.streams[session]))
             assert again == ["2", "3", "4"]
+        assert server.stop() == 0
+
+
+async def test_an_agent_that_dies_ends_its_streams_and_its_connection(tmp_path: Path) -> None:
+    agent = [sys.executable, str(Path(__file__).parent.parent / "agents" / "dies_mid_turn.py")]
+    with served(tmp_path, agent=agent) as server:
+        async with http_client(server.url) as client:
+            await client.initialize()
+            await client.open_stream()
+            await client.post(request(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+            await client.answer(2)
+            await client.post(prompt(3, "s", "go"), "s")
+            assert "ended: the agent exited with code 3" in server.wait_for(r"ended: ")
+            await asyncio.wait_for(client.reader_done(None), 30)  # the SSE stream ended
+            gone = await client.post(prompt(4, "s", "again"), "s")
+            assert gone.status_code == 404
+            assert "it ended, or never was" in gone.json()["error"]["message"]
         assert server.stop() == 0

@@ -1,6 +1,6 @@
 """`acp-tui serve` over the WebSocket profile, fronting the demo agent: a whole turn, a
 permission, a cancel, a WebSocket lost mid-turn that comes back for the rest, one that does
-not come back in time, and an agent's message of 20 MB."""
+not come back in time, an agent's message of 20 MB, and an agent that dies."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.exceptions import ConnectionClosedError, InvalidStatus
 
 from tests.remote.serve_support import (
     initialize,
@@ -132,4 +132,20 @@ async def test_a_message_of_many_megabytes_from_the_agent_comes_whole(tmp_path: 
             done = await client.call(prompt(3, "flood-session", "go"))
             assert done["result"]["stopReason"] == "end_turn"
             assert text_of(client.received) == text
+        assert server.stop() == 0
+
+
+async def test_an_agent_that_dies_closes_its_websocket_saying_why(tmp_path: Path) -> None:
+    agent = [sys.executable, str(AGENTS / "dies_mid_turn.py")]
+    with served(tmp_path, agent=agent) as server:
+        async with websocket(server.url) as client:
+            await client.call(initialize())
+            await client.call(request(2, "session/new", {"cwd": str(tmp_path), "mcpServers": []}))
+            await client.send(prompt(3, "s", "go"))
+            with pytest.raises(ConnectionClosedError) as closed:
+                await client.socket.recv()
+            assert closed.value.rcvd is not None and closed.value.rcvd.code == 1011
+            assert "exited with code 3" in closed.value.rcvd.reason
+            assert "model backend exploded" in closed.value.rcvd.reason
+        assert "ended: the agent exited with code 3" in server.wait_for(r"ended: ")
         assert server.stop() == 0
