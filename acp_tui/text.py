@@ -1,5 +1,5 @@
-"""Words for people: sizes (one way everywhere, 1024-based), text cut to fit a column, code
-fenced in Markdown, and diffs as git writes them."""
+"""Words for people: sizes (one way everywhere, 1024-based), money, text cut to fit a column,
+code fenced in Markdown, and diffs as git writes them."""
 
 from __future__ import annotations
 
@@ -29,6 +29,14 @@ def parse_size(value: object) -> int | None:
     if match is None or not float(match[1]) > 0:
         return None
     return int(float(match[1]) * 1024 ** "BKMGT".index((match[2] or "B").upper()))
+
+
+def money(amount: float, currency: str = "USD") -> str:
+    """`$1.25`, `$0.50`, `$0.0012`, `3.10 EUR`: cents, or four places where cents would round
+    an agent's per-turn cost (often a fraction of a cent) away to nothing."""
+    cents = round(amount, 2)
+    number = f"{amount:.2f}" if abs(amount - cents) < 5e-7 or abs(amount) >= 1 else f"{amount:.4f}"
+    return f"${number}" if currency in ("USD", "") else f"{number} {currency}"
 
 
 def shorten(text: str, width: int) -> str:

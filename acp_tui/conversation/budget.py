@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Literal
 import msgspec
 
 from acp_tui.session.state import SessionState
+from acp_tui.text import money
 
 if TYPE_CHECKING:
     from acp_tui.config import Startup
@@ -57,7 +58,7 @@ class Spent(msgspec.Struct, frozen=True):
     def describe(self) -> str:
         """E.g. "$1.02 of $1.00" or "81% of the context window, of 80% allowed"."""
         if self.measure == "cost":
-            return f"{_money(self.spent, self.currency)} of {_money(self.limit, self.currency)}"
+            return f"{money(self.spent, self.currency)} of {money(self.limit, self.currency)}"
         return f"{self.spent:.0f}% of the context window, of {self.limit:g}% allowed"
 
 
@@ -104,10 +105,6 @@ class BudgetWatch:
             self.no_cost_said = True
             return True
         return False
-
-
-def _money(amount: float, currency: str) -> str:
-    return f"${amount:.2f}" if currency in ("USD", "") else f"{amount:.2f} {currency}"
 
 
 def budget_of(startup: Startup | None) -> Budget:

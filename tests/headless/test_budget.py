@@ -60,3 +60,11 @@ async def test_the_budget_from_the_config(tmp_path: Path) -> None:
     result = await run(tmp_path, costly("0.05"), prompts=["go"])
     assert result.status == 6, result.err
     assert result.warnings()[-1] == "budget reached: $0.50 of $0.50"
+
+
+async def test_a_budget_of_a_fraction_of_a_cent_says_its_figures(tmp_path: Path) -> None:
+    # Claude (claude-agent-acp, through the interop kit) reports $0.0012 for a short turn: in
+    # cents both sides of the message read $0.00.
+    result = await run(tmp_path, costly("0.0004"), "--max-cost", "0.001", prompts=["go"])
+    assert result.status == 6, result.err
+    assert result.warnings()[-1] == "budget reached: $0.0012 of $0.0010"
