@@ -25,11 +25,22 @@ over 80,000 chunks; no stall over 20 ms.
 sentinel; the stacks are written, collapsed (one `frame;frame;... count` a line, flame-graph
 style) to `--profile-out`, and the functions seen most are printed.
 
+`--keys`: a key is typed into the prompt every 0.1 s while the answer streams (each a Greek
+letter, in neither the answer nor the app's chrome, erased once echoed), timed from written to
+its bytes in the terminal's output: the median and worst keystroke. `--hog`: one busy process
+per core (started here, stopped at the end) competes with the app throughout (issue 29's
+headroom: worst keystroke <= 50 ms, >= 4,000 chunks/s).
+
+`--trace-memory FRAMES`: one run of the shortest length with the app tracing its allocations
+(`tracemalloc`, from Enter on); `--linger` seconds after the sentinel it writes what is still
+held, by file, by line and by traceback, to `--trace-out`. Slow (every allocation is traced).
+
 `--package DIR` runs the acp_tui package found in DIR instead of this checkout's (a copy of an
 earlier commit: `git archive COMMIT acp_tui | tar -x -C DIR`), for before and after.
 
 Run: python bench/bench_long_answer.py [--chunks 20000 80000] [--runs 3] [--package DIR]
-     [--profile [--interval 0.002] [--profile-out FILE]]
+     [--keys] [--hog] [--profile [--interval 0.002] [--profile-out FILE]]
+     [--trace-memory FRAMES [--trace-out FILE]]
 """
 
 from __future__ import annotations
@@ -45,6 +56,7 @@ import select
 import signal
 import statistics
 import struct
+import subprocess
 import sys
 import tempfile
 import termios
@@ -71,6 +83,12 @@ READY = b"press Enter"
 """On the welcome above an empty session: the agent answered and the prompt takes input."""
 PROMPT = b"stream-the-long-answer"
 TIMEOUT = 1200.0
+KEYS = "αβγδεζηθ"
+"""Typed into the prompt while the answer streams, one at a time: none is in the showcase or the
+app's chrome, so each one's bytes in the terminal's output are its echo."""
+KEY_EVERY = 0.1
+BACKSPACE = b"\x7f"
+HOG = "while True: pass"
 
 PROFILER = """
 import atexit, collections, os, runpy, sys, threading, time
@@ -121,6 +139,40 @@ runpy.run_module("acp_tui", run_name="__main__")
 """
 
 
+MEMORY_TRACER = """
+import gc, os, runpy, sys, threading, time, tracemalloc
+
+frames, linger, out, start_file, stop_file = int(sys.argv[1]), float(sys.argv[2]), *sys.argv[3:6]
+sys.argv = ["acp_tui", *sys.argv[6:]]
+
+def trace():
+    while not os.path.exists(start_file):
+        time.sleep(0.01)
+    tracemalloc.start(frames)
+    while not os.path.exists(stop_file):
+        time.sleep(0.01)
+    peak = tracemalloc.get_traced_memory()[1]
+    time.sleep(linger)
+    gc.collect()
+    snapshot = tracemalloc.take_snapshot().filter_traces(
+        [tracemalloc.Filter(False, tracemalloc.__file__)]
+    )
+    with open(out + ".part", "w") as file:
+        file.write(f"peak {peak}\\n")
+        for group in ("filename", "lineno", "traceback"):
+            stats = snapshot.statistics(group)
+            file.write(f"== by {group}: {sum(s.size for s in stats)} bytes in {len(stats)}\\n")
+            for stat in stats[:40 if group != "traceback" else 12]:
+                file.write(f"{stat.size:>12} {stat.count:>9} ")
+                file.write("\\n    ".join(stat.traceback.format(most_recent_first=True)))
+                file.write("\\n")
+    os.rename(out + ".part", out)
+
+threading.Thread(target=trace, daemon=True).start()
+runpy.run_module("acp_tui", run_name="__main__")
+"""
+
+
 def answer_chunks(count: int) -> list[str]:
     """`count` chunks of Markdown, the last one the sentinel (a paragraph of its own)."""
     chunks: list[str] = []
@@ -160,6 +212,8 @@ class Run:
     """Peak RSS over the answer less RSS before Enter, KB."""
     held_kb: float
     """RSS `--linger` seconds after the sentinel less RSS before Enter, KB."""
+    keys: list[float]
+    """Each key typed while streaming (`--keys`): seconds from written to echoed."""
 
     @property
     def rate(self) -> float:
@@ -240,6 +294,40 @@ class Terminal:
         os.close(self.fd)
 
 
+class Typist:
+    """Types a key into the prompt every `KEY_EVERY` seconds while the answer streams, and
+    times each one to its echo on screen; each echoed key is erased (Backspace) so that the
+    next one is the only thing new in the prompt."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+        self.latencies: list[float] = []
+        self._waiting: tuple[bytes, float] | None = None
+        self._next = 0.0
+
+    def timeout(self, now: float) -> float:
+        """How long a read may wait before the next key is due."""
+        return 1.0 if self._waiting else max(0.0, self._next - now)
+
+    def step(self, now: float, seen: bytes) -> None:
+        """`seen`: the output read just now (and the end of the read before it)."""
+        if self._waiting is not None:
+            key, sent = self._waiting
+            if key in seen:
+                self.latencies.append(now - sent)
+                os.write(self.fd, BACKSPACE)
+                self._waiting = None
+                self._next = sent + KEY_EVERY
+        elif now >= self._next:
+            key = KEYS[len(self.latencies) % len(KEYS)].encode()
+            os.write(self.fd, key)
+            self._waiting = key, time.perf_counter()
+
+    @property
+    def waiting(self) -> bool:
+        return self._waiting is not None
+
+
 def environment(scratch: Path, package: Path) -> dict[str, str]:
     home = scratch / "home"
     home.mkdir(exist_ok=True)
@@ -263,12 +351,16 @@ def long_answer(
     linger: float,
     package: Path = REPO,
     profile: list[str] | None = None,
+    written: Path | None = None,
+    keys: bool = False,
+    program: list[str] | None = None,
 ) -> Run:
     """One run: the app started, `count` chunks streamed after Enter, timed to the sentinel."""
     workspace = scratch / f"workspace-{time.monotonic_ns()}"
     workspace.mkdir()
     agent = [sys.executable, str(REPO / "tests" / "agents" / "flood_agent.py"), str(flood)]
-    app = [*(profile or [sys.executable, "-m", "acp_tui"]), "--cwd", str(workspace), "--", *agent]
+    program = profile or program or [sys.executable, "-m", "acp_tui"]
+    app = [*program, "--cwd", str(workspace), "--", *agent]
     terminal = Terminal(app, environment(scratch, package), workspace)
     try:
         terminal.wait_for(READY, 30)
@@ -286,33 +378,46 @@ def long_answer(
         stall = 0.0
         tail = b""
         first: float | None = None
+        typist = Typist(terminal.fd) if keys else None
         while True:
-            data = terminal.read(1.0)
+            wait = 1.0 if typist is None or first is None else typist.timeout(time.perf_counter())
+            data = terminal.read(wait)
             now = time.perf_counter()
             if now - started > TIMEOUT:
                 raise SystemExit(f"no sentinel in {TIMEOUT:g} s")
             if first is not None:
                 stall = max(stall, now - last)
-            if not data:
-                continue
-            last = now
-            # A word may straddle two reads: look again at the end of the read before.
-            tail = tail[-32:] + data
+            if data:
+                last = now
+                # A word may straddle two reads: look again at the end of the read before.
+                tail = tail[-32:] + data
             if first is None and SHOWN.search(tail):
                 first = now
+            if typist is not None and first is not None:
+                typist.step(now, tail if data else b"")
             if SENTINEL in tail:
                 seconds = now - started
                 break
+        deadline = time.perf_counter() + 30
+        while typist is not None and typist.waiting:  # the last key, echoed once idle
+            if time.perf_counter() > deadline:
+                raise SystemExit("a key typed while streaming was not echoed in 30 s")
+            data = terminal.read(1.0)
+            tail = tail[-32:] + data
+            typist.step(time.perf_counter(), tail if data else b"")
         if profile is not None:
             (scratch / "profile-stop").touch()
         cpu = cpu_seconds(terminal.pid) - cpu_before
         peak = status_kb(terminal.pid, "VmHWM")
         terminal.drain(linger)
         held = status_kb(terminal.pid, "VmRSS")
+        while written is not None and not written.exists():
+            terminal.drain(0.5)  # the app's tracer writes its snapshot after the linger
     finally:
         terminal.stop()
     assert first is not None
-    return Run(count, seconds, now - first, cpu, stall, peak - before, held - before)
+    latencies = typist.latencies if typist is not None else []
+    return Run(count, seconds, now - first, cpu, stall, peak - before, held - before, latencies)
 
 
 def report(runs: dict[int, list[Run]]) -> None:
@@ -326,6 +431,11 @@ def report(runs: dict[int, list[Run]]) -> None:
         peak = statistics.median(run.peak_kb for run in done) * 1024 / count
         held = statistics.median(run.held_kb for run in done) * 1024 / count
         every = ", ".join(f"{run.rate:,.0f}/s {run.stall * 1000:.0f} ms" for run in done)
+        if all(run.keys for run in done):
+            typed = statistics.median(statistics.median(run.keys) for run in done) * 1000
+            worst = statistics.median(max(run.keys) for run in done) * 1000
+            keys = ", ".join(f"{len(run.keys)} worst {max(run.keys) * 1000:.0f}" for run in done)
+            every += f"; keys: median {typed:.1f} ms, worst {worst:.1f} ms ({keys})"
         print(
             f"{count:>7,} chunks: {rate:7,.0f} chunks/s Enter to the end ({count / rate:5.2f} s), "
             f"{streaming:7,.0f}/s first chunk to the end, {per_cpu:7,.0f} per CPU second; "
@@ -370,6 +480,24 @@ def profile_run(
         print(f"  {samples / total:6.1%}  {frame}")
 
 
+def memory_run(
+    count: int, flood: Path, scratch: Path, package: Path, linger: float, frames: int, out: Path
+) -> None:
+    harness = scratch / "tracer.py"
+    harness.write_text(MEMORY_TRACER)
+    marks = [str(scratch / "profile-start"), str(scratch / "profile-stop")]
+    command = [sys.executable, str(harness), str(frames), str(linger), str(out), *marks]
+    run = long_answer(count, flood, scratch, linger, package, command, written=out)
+    print(
+        f"traced: {run.rate:,.0f} chunks/s; RSS {run.peak_kb * 1024 / count:,.0f} B/chunk at "
+        f"peak, {run.held_kb * 1024 / count:,.0f} held after {linger:g} s"
+    )
+    lines = out.read_text().splitlines()
+    peak = int(lines[0].split()[1])
+    print(f"traced by Python: {peak / count:,.0f} B/chunk at peak; what is held, by line:")
+    print("\n".join(lines[1:60]))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--chunks", type=int, nargs="+", default=[20_000, 80_000])
@@ -378,16 +506,51 @@ def main() -> None:
     parser.add_argument(
         "--package", type=Path, default=REPO, help="the directory to import acp_tui from"
     )
+    parser.add_argument(
+        "--keys",
+        action="store_true",
+        help="type keys while streaming, each timed to its echo",
+    )
+    parser.add_argument(
+        "--hog", action="store_true", help="one busy process per core beside the app throughout"
+    )
     parser.add_argument("--profile", action="store_true")
     parser.add_argument("--interval", type=float, default=0.002)
     parser.add_argument("--profile-out", type=Path, default=Path("long-answer.stacks"))
+    parser.add_argument(
+        "--trace-memory",
+        type=int,
+        metavar="FRAMES",
+        help="one run of the shortest length under tracemalloc (FRAMES a trace), from Enter on; "
+        "what is held --linger s after the answer, by file, line and traceback",
+    )
+    parser.add_argument("--trace-out", type=Path, default=Path("long-answer.memory"))
     args = parser.parse_args()
     with open("/proc/loadavg") as file:
         print(f"load average before: {file.read().strip()}")
+    cores = os.cpu_count() or 1
+    hogs = [subprocess.Popen([sys.executable, "-c", HOG]) for _ in range(cores)] if args.hog else []
+    try:
+        measure(args)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    with open("/proc/loadavg") as file:
+        print(f"load average after: {file.read().strip()}")
+
+
+def measure(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory(prefix="acp-tui-long-") as tmp:
         scratch = Path(tmp)
         floods = {count: flood_file(count, scratch) for count in args.chunks}
         package = args.package.resolve()
+        if args.trace_memory:
+            count = min(args.chunks)
+            out = args.trace_out.resolve()
+            out.unlink(missing_ok=True)
+            memory_run(count, floods[count], scratch, package, args.linger, args.trace_memory, out)
+            return
         if args.profile:
             count = max(args.chunks)
             out = args.profile_out.resolve()
@@ -397,10 +560,12 @@ def main() -> None:
         runs: dict[int, list[Run]] = {count: [] for count in args.chunks}
         for _ in range(args.runs):
             for count in args.chunks:
-                runs[count].append(long_answer(count, floods[count], scratch, args.linger, package))
-    with open("/proc/loadavg") as file:
-        print(f"load average after: {file.read().strip()}")
-    print(f"{args.runs} runs each, interleaved; medians")
+                run = long_answer(
+                    count, floods[count], scratch, args.linger, package, keys=args.keys
+                )
+                runs[count].append(run)
+    hogs = f", beside {os.cpu_count()} busy processes" if args.hog else ""
+    print(f"{args.runs} runs each, interleaved{hogs}; medians")
     report(runs)
 
 
