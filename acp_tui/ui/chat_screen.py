@@ -23,6 +23,7 @@ from acp_tui.conversation.mentions import NO_IMAGES, rank, workspace_files
 from acp_tui.conversation.prompt import Prompt, only_refused_images
 from acp_tui.protocol.images import ImageError
 from acp_tui.session.change import Change
+from acp_tui.text import money
 from acp_tui.ui.browser import open_in_browser
 from acp_tui.ui.dialogs import Dialogs
 from acp_tui.ui.history import PromptHistory
@@ -221,9 +222,7 @@ class ChatScreen(Screen[None]):
         usage.used, usage.window = state.usage_used, state.usage_size
         usage.turn = turn_summary(state.turn_usage) if state.turn_usage is not None else ()
         cost = state.cost
-        usage.cost = f"{cost.amount:.4f} {cost.currency}" if cost is not None else ""
-        if cost is not None and cost.currency == "USD":
-            usage.cost = f"${cost.amount:.4f}"
+        usage.cost = money(cost.amount, cost.currency) if cost is not None else ""
 
     def _sync_settings(self) -> None:
         if self.session is None:

@@ -87,7 +87,8 @@ class Inbox:
         for view in app.conversations:
             chat = view.chat
             if chat is not None and chat.is_mounted:
-                chat.query_one(SessionBar).show(items)
+                for bar in chat.query(SessionBar):  # none while a closing app takes it down
+                    bar.show(items)
         count = len(self.waiting())
         self.set_title(f"{TITLE} · {count} waiting" if count else TITLE)
 
