@@ -32,7 +32,13 @@ So a frame that took longer than a frame (a layout of the transcript, as when bl
 mounted while paging) delayed the next frame by a whole frame more: a page of a held PageDown
 waited a tick longer than it needed to (bench/README.md, "Scrolling, third pass: Textual's
 garbage and Textual's timer"). The mended `Timer._run` is Textual's with the next tick counted
-from the one due after now.
+from the one due after now. Skipping could also skip a timer's last tick, and so the only tick
+of a one-shot timer (`set_timer`) found overdue when it first looked at the clock (a
+millisecond's timer on a loaded machine, the process descheduled between its two readings of
+the clock): it never fired, and whoever waited for it waited for good. A streaming answer's
+next frame (`MarkdownView.flush`) is such a timer: on 2 shared cores at a load of 7-13, an
+80,000-chunk answer stopped on screen midway, the app idle, in 2 of 3 runs (bench/README.md,
+"Long answers (issue 29)"). The mended loop runs a last tick that is overdue at once, late.
 
 A widget repainted whole (`Widget._set_dirty` with no region: on every resize) empties its
 line cache and then also notes every one of its lines as dirty, one int per line in a set:
@@ -166,7 +172,9 @@ async def _run(self: Timer) -> None:
         now = _time.get_time()
         if self._skip and next_timer < now:
             count = int((now - start) / interval)  # Textual's: `+ 1`, a tick too far
-            continue
+            if repeat is None or count <= repeat:
+                continue
+            count = repeat  # Textual's skipped the last tick too: it runs now, late
         await _time.sleep(max(0, next_timer - _time.get_time()))
         count += 1
         await self._active.wait()

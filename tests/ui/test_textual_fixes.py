@@ -4,15 +4,19 @@ collection."""
 from __future__ import annotations
 
 import gc
+import itertools
 import sys
 import time
 
+import pytest
 from rich.segment import Segment
 from rich.style import Style
+from textual import _time
 from textual.app import App, ComposeResult
 from textual.cache import FIFOCache
 from textual.containers import VerticalScroll
 from textual.strip import Strip
+from textual.timer import Timer
 from textual.widgets import Static
 
 import acp_tui.ui.app  # noqa: F401  (importing the app applies the mends)
@@ -123,6 +127,19 @@ async def test_a_timer_that_overran_ticks_at_the_next_tick_due() -> None:
     first, second = app.ticks[:2]
     assert first >= Ticking.INTERVAL
     assert second < 3.5 * Ticking.INTERVAL, app.ticks
+
+
+async def test_a_one_shot_timer_found_overdue_still_fires(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process descheduled between the timer's two readings of the clock (here the clock
+    moves 10 ms a reading, the delay is 1 ms): Textual's timer skipped its only tick, and
+    whoever waited for it (a streaming answer's next frame) waited for good. It fires, once."""
+    fired: list[int] = []
+    clock = itertools.count()
+    async with App[None]().run_test() as pilot:
+        timer = Timer(pilot.app, 0.001, callback=lambda: fired.append(1), repeat=0)
+        monkeypatch.setattr(_time, "get_time", lambda: next(clock) * 0.01)
+        await timer._run()
+    assert fired == [1]
 
 
 def test_a_tall_region_is_filed_once_and_still_found() -> None:
