@@ -36,6 +36,8 @@ from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.agents.hostile import AGENTS as AGENTS_FOR_TESTS
+from tests.remote.connect_support import remote_app
+from tests.remote.serve_support import Served
 from tests.support.pilot import (
     demo_app,
     demo_workspace,
@@ -504,6 +506,40 @@ async def guard(app: AcpApp, pilot: Pilot[int]) -> None:
     await wait_permission(app, pilot)
 
 
+async def reconnected(app: AcpApp, pilot: Pilot[int]) -> None:
+    """A remote agent whose server died mid-turn and came back: said, and the session goes on."""
+    server = _REMOTE[0]
+    home = Path(tempfile.gettempdir()) / "acp-tui-demo"
+    await send(app, pilot, "/slow 30")
+    await wait_until(pilot, lambda: "⏳ 2/30" in _shown_text(app))
+    server.process.kill()
+    server.process.wait()
+    await wait_until(pilot, lambda: "Reconnecting: " in _shown_text(app))
+    _REMOTE[0] = _serve_remote(home, server.port)
+    await wait_until(pilot, lambda: "Reconnected to" in _shown_text(app), timeout=60)
+    await wait_idle(app, pilot)
+
+
+def _shown_text(app: AcpApp) -> str:
+    session = app.session
+    if session is None:
+        return ""
+    return " ".join(
+        getattr(item, "text", "") or getattr(item, "title", "") for item in session.state.timeline
+    )
+
+
+def _serve_remote(home: Path, port: int = 0) -> Served:
+    """`acp-tui serve` fronting the demo agent (its sessions kept, so a new server reopens
+    them)."""
+    demo = [*DEMO_AGENT, "--speed", "0"]
+    return Served(home, "--listen", f"127.0.0.1:{port}", agent=demo).start()
+
+
+_REMOTE: list[Served] = []
+"""The server of the scene on a remote agent under way (its scene kills and replaces it)."""
+
+
 SCENES: dict[str, Scene] = {
     "welcome": welcome,
     "markdown": markdown,
@@ -540,7 +576,10 @@ SCENES: dict[str, Scene] = {
     "review-send": review_send,
     "sessions": sessions,
     "fork": fork,
+    "reconnected": reconnected,
 }
+REMOTE = {"reconnected"}
+"""Scenes on the demo agent behind `acp-tui serve`, reached with --connect over WebSocket."""
 AGENTS: dict[str, Callable[[Path, Path], list[str]]] = {
     "sessions": _earlier_sessions,
     "guard": _never_asks,
@@ -554,17 +593,30 @@ async def shoot(name: str, scene: Scene, scratch: Path) -> Path:
     workspace = demo_workspace(scratch / "workspace")
     agent = AGENTS[name](scratch, workspace) if name in AGENTS else None
     app = demo_app(workspace, scratch / "state", argv=agent)
-    async with app.run_test(size=SIZES.get(name, SIZE)) as pilot:
-        await wait_started(app, pilot)
-        for prompt in app.query(PromptInput):  # a cursor shown, not caught mid-blink
-            prompt.cursor_blink = False
-        await scene(app, pilot)
-        svg = app.export_screenshot(title=f"acp-tui · {name}")
+    if name in REMOTE:
+        _REMOTE[:] = [_serve_remote(scratch)]
+        url = _REMOTE[0].url.replace("http://", "ws://")
+        app = remote_app(workspace, scratch / "state", url)
+    try:
+        svg = await _run(name, scene, app)
+    finally:
+        for server in _REMOTE:
+            server.stop()
+        _REMOTE.clear()
     # rsvg (and some other viewers) collapse leading spaces in <text> unless told not to.
     svg = svg.replace("<svg ", '<svg xml:space="preserve" ', 1)
     path = OUT / f"{name}.svg"
     path.write_text(svg, encoding="utf-8")
     return path
+
+
+async def _run(name: str, scene: Scene, app: AcpApp) -> str:
+    async with app.run_test(size=SIZES.get(name, SIZE)) as pilot:
+        await wait_started(app, pilot)
+        for prompt in app.query(PromptInput):  # a cursor shown, not caught mid-blink
+            prompt.cursor_blink = False
+        await scene(app, pilot)
+        return app.export_screenshot(title=f"acp-tui · {name}")
 
 
 async def main(names: list[str]) -> None:

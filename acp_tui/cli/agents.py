@@ -55,6 +55,8 @@ def _short_command(agent: AgentConfig) -> str:
 
 
 def _found(agent: AgentConfig) -> str:
+    if agent.remote is not None:
+        return "remote: connected to when it starts"
     path = agent.found()
     if path is None:
         return f"no: {agent.program} is not on PATH"

@@ -71,7 +71,7 @@ def local_choices(
                 agent.name,
                 agent.name,
                 agent.description or agent.command_line,
-                status="configured" if program else "not on PATH",
+                status=("remote" if agent.remote else "configured") if program else "not on PATH",
                 readiness="ready" if program else "missing",
                 agent=agent,
                 problem=None

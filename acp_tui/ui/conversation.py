@@ -145,9 +145,10 @@ class ConversationView(FrontEnd):
         return chat
 
     def agent_starting(self, label: str) -> None:
+        header = self._chat().query_one(SessionHeader)
         if label:
-            self._chat().query_one(SessionHeader).agent = label
-        else:
+            header.agent = label
+        elif header.status != "reconnecting":  # a reconnection's restart says so already
             self._chat().agent_restarting()
         self.app.refresh_bindings()
 
@@ -164,11 +165,15 @@ class ConversationView(FrontEnd):
 
     def connection_lost(self, description: str) -> None:
         self._chat().query_one(SessionHeader).status = "reconnecting"
+        session = self.session
+        timeline = session.state.timeline if session is not None else []
+        # A turn the drop cut short said how already, as its last line.
+        said = bool(timeline) and getattr(timeline[-1], "title", None) == description
         self.say(
-            "error",
-            "The connection to the agent was lost",
-            f"{description}. acp-tui connects again by itself and reopens the session (Ctrl+R "
-            "tries at once); what the agent sent meanwhile is lost.",
+            "warning",
+            "Reconnecting: acp-tui connects again by itself and reopens the session (Ctrl+R: "
+            "at once); what the agent sent meanwhile is lost",
+            None if said else description,
         )
         self.app.notify(description, title="Reconnecting", severity="warning")
         self.app.refresh_bindings()
@@ -183,6 +188,9 @@ class ConversationView(FrontEnd):
         self.app.notify("Ctrl+R stops and restarts it.", title="The agent ignored the cancel")
 
     def session_shown(self, session: Session) -> None:
+        header = self._chat().query_one(SessionHeader)
+        if header.status == "reconnecting":  # back: the session's own status, as after a start
+            header.status = "starting"
         self._chat().attach(session)
 
     def needs_you(self, call: Call) -> None:

@@ -16,6 +16,10 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from acp_tui.config import AgentConfig, Config, Startup
+from acp_tui.remote.target import RemoteTarget
+from acp_tui.session.options import ClientOptions
+from acp_tui.ui.app import AcpApp
 from tests.support.cli import ACP_TUI
 
 DEMO = [sys.executable, "-m", "acp_tui.demo"]
@@ -40,6 +44,17 @@ def free_port() -> int:
         probe.bind(("127.0.0.1", 0))
         port: int = probe.getsockname()[1]
     return port
+
+
+def remote_app(workspace: Path, state: Path, url: str) -> AcpApp:
+    """The app on the remote agent at `url` (`acp-tui --connect URL`), its conversations
+    recorded, history and rules kept under `state`."""
+    target = RemoteTarget(url)
+    startup = Startup(Config(state / "config.toml"), AgentConfig.for_url(target), "ask")
+    options = ClientOptions(cwd=workspace, remote=target)
+    return AcpApp(
+        [], options, history_dir=state / "history", config_dir=state / "config", startup=startup
+    )
 
 
 class Exposed:

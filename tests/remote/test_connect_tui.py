@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from acp_tui.config import AgentConfig, Config, Startup
-from acp_tui.remote.target import RemoteTarget
-from acp_tui.session.options import ClientOptions
 from acp_tui.session.state import Notice
 from acp_tui.ui.app import AcpApp
-from tests.remote.connect_support import Exposed, free_port
+from acp_tui.ui.widgets.session_header import SessionHeader
+from tests.remote.connect_support import Exposed, free_port, remote_app
 from tests.support.pilot import send, wait_idle, wait_permission, wait_started, wait_until
 from tests.support.ui import message_texts
 
@@ -21,13 +19,7 @@ def _app(tmp_path: Path, url: str) -> AcpApp:
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     (workspace / "notes.txt").write_text("hello\n", encoding="utf-8")
-    target = RemoteTarget(url)
-    options = ClientOptions(cwd=workspace, remote=target)
-    agent = AgentConfig.for_url(target)
-    startup = Startup(Config(tmp_path / "config.toml"), agent, "ask", record=True)
-    return AcpApp(
-        [], options, history_dir=tmp_path / "history", config_dir=tmp_path, startup=startup
-    )
+    return remote_app(workspace, tmp_path / "state", url)
 
 
 def _notices(app: AcpApp) -> list[str]:
@@ -65,12 +57,16 @@ async def test_the_tui_asks_writes_cancels_and_comes_back_after_a_drop(tmp_path:
             await send(app, pilot, "/slow 30")
             await wait_until(pilot, lambda: _says(app, "⏳ 2/30"))
             server.kill()
-            await wait_until(pilot, lambda: "The connection to the agent was lost" in _notices(app))
+            lost = f"the connection to {server.url} was lost"
+            await wait_until(pilot, lambda: any(n.startswith(lost) for n in _notices(app)))
+            assert any(n.startswith("Reconnecting: acp-tui connects") for n in _notices(app))
+            assert app.chat.query_one(SessionHeader).status == "reconnecting"
             server = Exposed(tmp_path, port)
             reconnected = f"Reconnected to {server.url}: the session goes on"
             await wait_until(pilot, lambda: reconnected in _notices(app), timeout=30)
             await wait_idle(app, pilot)
             assert app.session.id == first_session
+            assert app.chat.query_one(SessionHeader).status == "idle"
             assert _says(app, "⏳ 2/30")  # what came before the drop stays
 
             await send(app, pilot, "after the drop")

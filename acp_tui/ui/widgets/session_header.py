@@ -19,7 +19,10 @@ STATUS_TEXT = {
     "requires_action": "waiting for you",
     "cancelling": "cancelling…",
     "exited": "agent exited",
+    "reconnecting": "reconnecting…",
 }
+BUSY = ("running", "cancelling", "starting", "reconnecting")
+"""Statuses shown with a spinner: something is under way."""
 
 
 class SessionHeader(Horizontal):
@@ -44,6 +47,7 @@ class SessionHeader(Horizontal):
     SessionHeader > .header--status { padding: 0 1; margin: 0 0 0 2; color: $text-muted; }
     SessionHeader > .header--status.-running { color: $text-warning; }
     SessionHeader > .header--status.-cancelling { color: $text-warning; }
+    SessionHeader > .header--status.-reconnecting { color: $text-warning; }
     SessionHeader > .header--status.-requires_action {
         color: $background; background: $warning; text-style: bold;
     }
@@ -111,9 +115,7 @@ class SessionHeader(Horizontal):
         widget = self.query_one(".header--status", Static)
         widget.remove_class(f"-{old}")
         widget.add_class(f"-{new}")
-        animate = (
-            new in ("running", "cancelling", "starting") and self.app.animation_level != "none"
-        )
+        animate = new in BUSY and self.app.animation_level != "none"
         if animate:
             self._spin.resume()
         else:
@@ -126,7 +128,7 @@ class SessionHeader(Horizontal):
     def _render_status(self) -> None:
         if not self._ready:
             return
-        busy = self.status in ("running", "cancelling", "starting")
+        busy = self.status in BUSY
         mark = SPINNER[self._frame] if busy and self.app.animation_level != "none" else "●"
         text = STATUS_TEXT.get(self.status, self.status)
         self.query_one(".header--status", Static).update(Content(f"{mark} {text}"))
