@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import ssl
 
 import httpx
 import msgspec
@@ -108,6 +109,8 @@ class StreamableHttp:
         headers["User-Agent"] = f"acp-tui/{__version__}"
         http = httpx.AsyncClient(
             http2=True,
+            # The system's authorities (and $SSL_CERT_FILE), as the WebSocket profile's TLS.
+            verify=ssl.create_default_context(),
             headers=headers,
             cookies=target.cookies,
             timeout=httpx.Timeout(POST_TIMEOUT, connect=CONNECT_TIMEOUT),

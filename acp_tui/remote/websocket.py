@@ -86,6 +86,9 @@ async def _upgrade(
                 url = urlunsplit(urlsplit(url)._replace(path=moved))
                 continue
             raise ConnectionRefusedError(_refusal(response.status_code, response.body)) from None
+        except OSError:  # TLS refused (a certificate not trusted is a ValueError too), or TCP
+            socket.abort()
+            raise
         except (InvalidHandshake, ValueError) as error:  # ValueError: a URL websockets refuses
             socket.abort()
             raise ConnectionRefusedError(f"not a WebSocket upgrade: {error}") from None

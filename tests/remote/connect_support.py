@@ -104,11 +104,11 @@ def exposed(home: Path, *args: str) -> Iterator[Exposed]:
 class Client:
     """`acp-tui ARGS` in the background, its stdout read line by line as it comes."""
 
-    def __init__(self, home: Path, *args: str) -> None:
+    def __init__(self, home: Path, *args: str, env: dict[str, str] | None = None) -> None:
         self.process = subprocess.Popen(
             [*ACP_TUI, *args],
             cwd=home,
-            env=user_env(home),
+            env=user_env(home, **(env or {})),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,

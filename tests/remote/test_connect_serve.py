@@ -13,6 +13,7 @@ import pytest
 
 from tests.remote.connect_support import Cable, Client, free_port
 from tests.remote.serve_support import Served
+from tests.remote.test_serve_tls import _certificate
 
 DEMO = [sys.executable, "-m", "acp_tui.demo", "--speed", "0"]
 """Its sessions kept on disk: an agent the restarted server starts reopens them."""
@@ -146,3 +147,26 @@ def test_check_runs_its_cases_over_streamable_http(tmp_path: Path) -> None:
     assert f"command: {server.url}" in out
     assert "exits when stdin closes" in out and "a remote agent: its server owns" in out
     assert " 0 failed (every MUST holds)" in out
+
+
+@pytest.mark.parametrize("profile", ["wss", "https"])
+def test_tls_is_verified_and_a_certificate_trusted_gets_through(
+    tmp_path: Path, profile: str
+) -> None:
+    cert, key = _certificate(tmp_path)
+    workspace = _workspace(tmp_path)
+    server = _serve(tmp_path, 0, "--certfile", str(cert), "--keyfile", str(key))
+    try:
+        url = f"{profile}://127.0.0.1:{server.port}/acp"
+        refused = Client(tmp_path, "--connect", url, "--cwd", str(workspace), "-p", "hi")
+        status, _out, err = refused.finish()
+        assert status == 1 and "CERTIFICATE_VERIFY_FAILED" in err, err
+        trusted = Client(
+            tmp_path, "--connect", url, "--cwd", str(workspace), "-p", "hi",
+            env={"SSL_CERT_FILE": str(cert)},
+        )  # fmt: skip
+        status, out, err = trusted.finish()
+    finally:
+        server.stop()
+    assert status == 0, err
+    assert "> hi" in out
