@@ -10,6 +10,8 @@ from itertools import pairwise
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
+from textual.containers import VerticalScroll
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
@@ -89,3 +91,29 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
         await wait_until(pilot, lambda: app.focused is message)
         await pilot.press("c")
         assert copied[-1] == answer
+
+
+class _RestApp(App[None]):
+    def __init__(self, rest: str) -> None:
+        super().__init__()
+        self.rest = rest
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield MarkdownView(self.rest, continued=True)
+
+
+async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it() -> None:
+    """A view that goes on from another is handed all of the answer's rest (megabytes in a
+    flood); each frame takes in a few KB of it. The rest stays the one string it was given,
+    read from an offset, not cut into a new copy of what is left every frame, and all of it
+    is taken in."""
+    rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(400))
+    app = _RestApp(rest)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one(MarkdownView)
+        await wait_until(pilot, lambda: view._taken > 0)
+        assert view._pending[0] is rest
+        await wait_until(pilot, lambda: view.shown, timeout=60)
+        assert not view._pending
+        assert view.source == rest

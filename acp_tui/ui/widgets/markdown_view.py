@@ -116,7 +116,9 @@ class MarkdownView(StripsView):
         self._tail = ""
         self._tail_tokens: list[Token] | None = None
         self._tail_lines: list[Strip] = []
-        self._pending: list[str] = [text] if text else []
+        self._pending: deque[str] = deque([text] if text else [])
+        self._taken = 0
+        """Characters at the start of `_pending[0]` already taken in (`_take_pending`)."""
         self._width = -1
         """The width every height and cached line is for; -1: nothing measured yet."""
         self._timer: Timer | None = None
@@ -129,7 +131,7 @@ class MarkdownView(StripsView):
         """All the Markdown text given so far (chips excluded)."""
         pieces = (*self._pieces, *self._waiting)
         finished = "".join(p.markdown for p in pieces if p.markdown is not None)
-        return finished + self._tail + "".join(self._pending)
+        return finished + self._tail + self._pending_text()
 
     @property
     def shown(self) -> bool:
@@ -169,6 +171,7 @@ class MarkdownView(StripsView):
         self._estimated.clear()
         self._tail, self._tail_lines, self._tail_tokens = "", [], None
         self._pending.clear()
+        self._taken = 0
         # Like a new view, it takes its next text in whole at its next layout: a block shown
         # again for another item is laid out once, not once empty and again a frame later.
         self._width = -1
@@ -209,9 +212,8 @@ class MarkdownView(StripsView):
     def _hand_over(self, overflow: Callable[[str], None]) -> None:
         """Stop growing: the live last block and the text not yet parsed go on in the next
         view; the finished blocks stay."""
-        rest = self._tail + "".join(self._pending)
+        rest = self._tail + self._take_pending()
         self._tail, self._tail_tokens = "", None
-        self._pending.clear()
         self.overflow = None
         overflow(rest)
 
@@ -229,11 +231,7 @@ class MarkdownView(StripsView):
         finished blocks, parsed, into `_waiting`."""
         if not self._pending:
             return
-        text = "".join(self._pending)
-        self._pending.clear()
-        if budget is not None and len(text) > budget:
-            text, rest = text[:budget], text[budget:]
-            self._pending.append(rest)
+        text = self._take_pending(budget)
         from acp_tui.ui.render.markdown import split_blocks  # markdown_it: after the first frame
 
         blocks = split_blocks(self._tail + text)
@@ -244,6 +242,35 @@ class MarkdownView(StripsView):
             # One piece per block: blocks are then always one blank line apart, however the
             # text happened to be cut into chunks.
             self._waiting.append(_Piece(markdown=block.text, tokens=block.tokens))
+
+    def _pending_text(self) -> str:
+        return "".join(self._pending)[self._taken :]
+
+    def _take_pending(self, budget: int | None = None) -> str:
+        """The pending text's first `budget` characters (all of it without one), taken out.
+
+        Only what is taken is copied: in a flood the text waiting for the frames to come is
+        megabytes (all of an answer's rest, for a view that goes on from another), and joining
+        and cutting all of it every frame made a frame cost the answer's length, and left the
+        heap holding as many freed copies (bench/README.md, "Long answers (issue 29)")."""
+        if budget is None:
+            text = self._pending_text()
+            self._pending.clear()
+            self._taken = 0
+            return text
+        taken: list[str] = []
+        size = 0
+        while self._pending and size < budget:
+            first = self._pending[0]
+            end = min(len(first), self._taken + budget - size)
+            taken.append(first[self._taken : end])
+            size += end - self._taken
+            if end == len(first):
+                self._pending.popleft()
+                self._taken = 0
+            else:
+                self._taken = end
+        return "".join(taken)
 
     def _add_piece(self, piece: _Piece) -> None:
         previous = self._pieces[-1] if self._pieces else None
