@@ -16,8 +16,9 @@ they are unambiguous: a POST answered 200 with a JSON body, or with an SSE strea
 (as MCP's Streamable HTTP answers), is read; a refusal whose body is a JSON-RPC error is
 that error.
 
-HTTP/2 is used wherever TLS lets the server choose it (ALPN); over plain `http://` the
-requests go over HTTP/1.1, one connection per open stream.
+HTTP/2, as the RFD asks: chosen by TLS (ALPN) over `https://`; over plain `http://` spoken
+from the first byte (prior knowledge), and HTTP/1.1 for a server that does not speak it so.
+Each SSE stream has a TCP connection of its own, the POSTs another (see `_read_stream`).
 """
 
 from __future__ import annotations
@@ -88,6 +89,9 @@ class StreamableHttp:
     ) -> None:
         self.target = target
         self.http = http
+        """The client of the POSTs (and the DELETE)."""
+        self._cleartext_http2 = True
+        """Whether plain `http://` speaks HTTP/2 (until a server shows it does not)."""
         self.connection_id: str | None = None
         self._deliver = deliver
         self._flowing = flowing
@@ -105,19 +109,7 @@ class StreamableHttp:
         cls, target: RemoteTarget, deliver: Deliver, flowing: asyncio.Event
     ) -> StreamableHttp:
         """A client for `target`: nothing is sent until `initialize` is."""
-        headers = target.request_headers(cookies=False)
-        headers["User-Agent"] = f"acp-tui/{__version__}"
-        http = httpx.AsyncClient(
-            http2=True,
-            # The system's authorities (and $SSL_CERT_FILE), as the WebSocket profile's TLS.
-            verify=ssl.create_default_context(),
-            headers=headers,
-            cookies=target.cookies,
-            timeout=httpx.Timeout(POST_TIMEOUT, connect=CONNECT_TIMEOUT),
-            follow_redirects=False,
-            trust_env=False,
-        )
-        return cls(target, deliver, flowing, http)
+        return cls(target, deliver, flowing, _client(target, cleartext_http2=True))
 
     # -- sending ------------------------------------------------------------------------------
 
@@ -149,8 +141,18 @@ class StreamableHttp:
             await response.aclose()
 
     async def _initialize(self, message: bytes, envelope: _Envelope) -> None:
-        """POST `initialize`: its answer names the connection, whose stream is then opened."""
-        response = await self._post(message, {}, timeout=None)
+        """POST `initialize`: its answer names the connection, whose stream is then opened.
+        Over plain `http://` HTTP/2 is spoken from the first byte (there is no TLS to agree on
+        it), and a server that does not speak it so is asked again over HTTP/1.1."""
+        try:
+            response = await self._post(message, {}, timeout=None)
+        except ConnectionResetError:
+            if not _cleartext(self.target):
+                raise
+            await self.http.aclose()
+            self._cleartext_http2 = False
+            self.http = _client(self.target, cleartext_http2=False)
+            response = await self._post(message, {}, timeout=None)
         try:
             if response.status_code != 200:
                 await self._answered(response, envelope, None)
@@ -251,10 +253,17 @@ class StreamableHttp:
         if session is not None:
             headers[SESSION_ID] = session
         timeout = httpx.Timeout(None, connect=CONNECT_TIMEOUT)
+        # A TCP connection of its own for each stream: httpx reads an HTTP/2 connection for
+        # one stream at a time, and a long-lived stream waiting for its next event kept the
+        # others' events unread (a cancelled turn's answer came only with the next POST).
+        http = _client(self.target, cleartext_http2=self._cleartext_http2)
         try:
-            async with aconnect_sse(
-                self.http, "GET", self.target.url, headers=headers, timeout=timeout
-            ) as source:
+            async with (
+                http,
+                aconnect_sse(
+                    http, "GET", self.target.url, headers=headers, timeout=timeout
+                ) as source,
+            ):
                 response = source.response
                 if response.status_code != 200:
                     body = (await response.aread()).decode(errors="replace").strip()
@@ -324,6 +333,28 @@ class _Connected(msgspec.Struct):
 
 class _InitializeAnswer(msgspec.Struct):
     result: _Connected | None = None
+
+
+def _cleartext(target: RemoteTarget) -> bool:
+    return target.url.startswith("http://")
+
+
+def _client(target: RemoteTarget, *, cleartext_http2: bool) -> httpx.AsyncClient:
+    """The HTTP client of one connection: HTTP/2 where TLS lets the server choose it (ALPN),
+    and over plain `http://` when `cleartext_http2` (prior knowledge), else HTTP/1.1."""
+    headers = target.request_headers(cookies=False)
+    headers["User-Agent"] = f"acp-tui/{__version__}"
+    return httpx.AsyncClient(
+        http1=not (cleartext_http2 and _cleartext(target)),
+        http2=True,
+        # The system's authorities (and $SSL_CERT_FILE), as the WebSocket profile's TLS.
+        verify=ssl.create_default_context(),
+        headers=headers,
+        cookies=target.cookies,
+        timeout=httpx.Timeout(POST_TIMEOUT, connect=CONNECT_TIMEOUT),
+        follow_redirects=False,
+        trust_env=False,
+    )
 
 
 def _connection_id(body: bytes) -> str | None:

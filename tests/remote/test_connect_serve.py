@@ -6,6 +6,7 @@ server killed mid-turn and started again, the session going on."""
 from __future__ import annotations
 
 import signal
+import subprocess
 import sys
 from pathlib import Path
 
@@ -170,3 +171,25 @@ def test_tls_is_verified_and_a_certificate_trusted_gets_through(
         server.stop()
     assert status == 0, err
     assert "> hi" in out
+
+
+def test_a_server_without_cleartext_http2_is_asked_again_over_http_1_1(tmp_path: Path) -> None:
+    """Over plain http:// HTTP/2 goes first (prior knowledge, as the RFD wants HTTP/2); the
+    standard library's HTTP/1.1 server cannot speak it, and answers the second attempt."""
+    port = free_port()
+    server = subprocess.Popen(
+        [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        assert server.stdout is not None and "Serving HTTP" in server.stdout.readline()
+        run = Client(tmp_path, "--connect", f"http://127.0.0.1:{port}/acp", "-p", "hi")
+        status, _out, err = run.finish()
+    finally:
+        server.kill()
+        server.wait()
+    assert status == 1
+    assert "the server refused initialize: HTTP 501" in err, err
