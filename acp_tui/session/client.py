@@ -32,6 +32,7 @@ from acp_tui.protocol.updates import (
     decode_session_notification,
 )
 from acp_tui.services.dispatch import ClientServices
+from acp_tui.session.agent_end import start_agent
 from acp_tui.session.agent_info import AgentInfo
 from acp_tui.session.elicitation import PendingElicitation, describe_answer, parse_form
 from acp_tui.session.handshake import (
@@ -189,15 +190,7 @@ class AgentClient:
 
     async def _spawn(self) -> None:
         self.exited.clear()
-        options = self.options
-        if options.remote is not None:
-            from acp_tui.remote.client import RemoteAgent  # its libraries: for a remote agent
-
-            self.process = await RemoteAgent.connect(options.remote, max_message=options.max_line)
-        else:
-            self.process = await AgentProcess.start(
-                self.argv, options.cwd, options.env, self._on_stderr, options.head_start
-            )
+        self.process = await start_agent(self.argv, self.options, self._on_stderr)
         self.connection = Connection(
             self.process.stdout,
             self.process.stdin,
