@@ -71,6 +71,9 @@ def test_the_token_comes_from_its_file_else_the_environment(
     target = RemoteTarget("ws://h/acp", token, {"X-A": "b"}, cookies={"route": "2"})
     headers = target.request_headers()
     assert headers == {"X-A": "b", "Authorization": "Bearer from-file", "Cookie": "route=2"}
+    target.keep_cookies(["route=7; Path=/; HttpOnly", "acp-connection-id=c1; SameSite=Strict"])
+    assert target.cookies == {"route": "7", "acp-connection-id": "c1"}
+    assert "Cookie" not in target.request_headers(cookies=False)  # httpx sends its own
     token.write_text("\n", encoding="utf-8")
     with pytest.raises(TargetError, match="is empty"):
         target.request_headers()
