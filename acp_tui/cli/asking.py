@@ -9,6 +9,7 @@ from pathlib import Path
 from acp_tui.cli.printing import config, warn
 from acp_tui.cli.workspace import workspace_for
 from acp_tui.config import AgentConfig, ConfigError
+from acp_tui.config.model import for_remote
 from acp_tui.session.client import AgentClient
 from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import PendingPermission
@@ -34,7 +35,8 @@ def bare_client(agent: AgentConfig, cwd: Path, *, routed: bool = False) -> Agent
     async def refuse(pending: PendingPermission) -> None:
         pending.cancel(by="policy")
 
-    options = ClientOptions(cwd=cwd, env=dict(agent.env), startup_timeout=15.0)
+    # A remote agent (`url` in the config) is connected to.
+    options = for_remote(ClientOptions(cwd=cwd, env=dict(agent.env), startup_timeout=15.0), agent)
     if routed:
         options.providers = agent.providers
     return AgentClient(agent.command, options, decide_permission=refuse, services_factory=None)

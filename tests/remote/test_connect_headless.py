@@ -96,3 +96,21 @@ def test_a_connection_dropped_mid_turn_comes_back_and_the_session_goes_on(
     exported = run_cli(tmp_path, "export", session_id)
     assert exported.returncode == 0, exported.stderr
     assert "⏳ 2/30" in exported.stdout and "after the drop" in exported.stdout
+
+
+def test_a_configured_remote_agent_runs_by_its_name_and_lists_its_sessions(
+    tmp_path: Path,
+) -> None:
+    workspace = _workspace(tmp_path)
+    with exposed(tmp_path) as server:
+        config = tmp_path / "config" / "acp-tui" / "config.toml"
+        config.parent.mkdir(parents=True)
+        config.write_text(f'[agents.devbox]\nurl = "{server.url}"\n', encoding="utf-8")
+        run = Client(tmp_path, "--agent", "devbox", "--cwd", str(workspace), "-p", "hi there")
+        status, out, err = run.finish()
+        assert status == 0, err
+        assert "> hi there" in out
+        listed = run_cli(tmp_path, "sessions", "--agent", "devbox", "--cwd", str(workspace))
+    assert listed.returncode == 0, listed.stderr
+    assert f"Sessions with devbox in {workspace}:" in listed.stdout
+    assert "agent, local" in listed.stdout  # the agent's own list and acp-tui's record
