@@ -309,6 +309,8 @@ class AgentLink:
     async def close(self) -> None:
         """Close the session and stop the agent (its terminals too), for good."""
         self.closing = True
+        if self._reconnecting is not None:  # no new connection to a remote agent from now on
+            self._reconnecting.cancel()
         session = self.session
         if session is not None and session.busy:
             with contextlib.suppress(Exception):

@@ -5,6 +5,7 @@ client's own file, Escape cancels a turn, and a server killed mid-turn is said, 
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from acp_tui.session.state import Notice
@@ -73,5 +74,24 @@ async def test_the_tui_asks_writes_cancels_and_comes_back_after_a_drop(tmp_path:
             await wait_idle(app, pilot)
             assert _says(app, "> after the drop")
             assert app.session.id == first_session
+    finally:
+        server.kill()
+
+
+async def test_quitting_while_it_reconnects_leaves_at_once(tmp_path: Path) -> None:
+    server = Exposed(tmp_path, free_port())
+    app = _app(tmp_path, server.url)
+
+    async def use_and_quit() -> None:
+        async with app.run_test(size=(120, 40)) as pilot:
+            await wait_started(app, pilot)
+            server.kill()  # and no server comes back
+            header = app.chat.query_one(SessionHeader)
+            await wait_until(pilot, lambda: header.status == "reconnecting")
+            await pilot.press("ctrl+q")
+
+    try:
+        # The reconnection would go on for two minutes: quitting stops it.
+        await asyncio.wait_for(use_and_quit(), 30)
     finally:
         server.kill()
