@@ -8,6 +8,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
+
 from tests.remote.connect_support import Client, Exposed, exposed, free_port
 from tests.support.cli import run_cli
 
@@ -19,33 +21,22 @@ def _workspace(home: Path) -> Path:
     return workspace
 
 
-def test_a_permission_granted_lets_the_remote_agent_write_the_clients_file(
-    tmp_path: Path,
+@pytest.mark.parametrize(("answer", "written"), [("allow", True), ("reject", False)])
+def test_a_permission_answered_lets_the_remote_agent_write_the_clients_file_or_not(
+    tmp_path: Path, answer: str, written: bool
 ) -> None:
     workspace = _workspace(tmp_path)
     with exposed(tmp_path) as server:
         run = Client(
             tmp_path, "--connect", server.url, "--cwd", str(workspace),
-            "--permission", "allow", "-p", "/edit notes.txt",
+            "--permission", answer, "-p", "/edit notes.txt",
         )  # fmt: skip
         status, out, err = run.finish()
     assert status == 0, err
-    assert "`notes.txt` updated" in out
-    assert "permission for Edit notes.txt: allow_once" in err
-    assert "Edited by the ACP demo agent" in (workspace / "notes.txt").read_text()
-
-
-def test_a_permission_refused_leaves_the_file_as_it_was(tmp_path: Path) -> None:
-    workspace = _workspace(tmp_path)
-    with exposed(tmp_path) as server:
-        run = Client(
-            tmp_path, "--connect", server.url, "--cwd", str(workspace),
-            "--permission", "reject", "-p", "/edit notes.txt",
-        )  # fmt: skip
-        status, _out, err = run.finish()
-    assert status == 0, err
-    assert "permission for Edit notes.txt: reject_once" in err
-    assert (workspace / "notes.txt").read_text() == "hello\n"
+    assert f"permission for Edit notes.txt: {answer}_once" in err
+    text = (workspace / "notes.txt").read_text()
+    assert ("Edited by the ACP demo agent" in text) is written
+    assert ("`notes.txt` updated" in out) is written
 
 
 def test_ctrl_c_cancels_the_remote_turn(tmp_path: Path) -> None:
