@@ -36,11 +36,12 @@ headroom: worst keystroke <= 50 ms, >= 4,000 chunks/s).
 held, by file, by line and by traceback, to `--trace-out`. Slow (every allocation is traced).
 
 `--package DIR` runs the acp_tui package found in DIR instead of this checkout's (a copy of an
-earlier commit: `git archive COMMIT acp_tui | tar -x -C DIR`), for before and after.
+earlier commit: `git archive COMMIT acp_tui | tar -x -C DIR`), for before and after;
+`--against DIR...` runs those too, by turns with it (before and after in the same minutes).
 
-Run: python bench/bench_long_answer.py [--chunks 20000 80000] [--runs 3] [--package DIR]
-     [--keys] [--hog] [--profile [--interval 0.002] [--profile-out FILE]]
-     [--trace-memory FRAMES [--trace-out FILE]]
+Run: python bench/bench_long_answer.py [--chunks 20000 80000] [--runs 3]
+     [--package DIR [--against DIR...]] [--keys] [--hog]
+     [--profile [--interval 0.002] [--profile-out FILE]] [--trace-memory FRAMES [--trace-out FILE]]
 """
 
 from __future__ import annotations
@@ -507,6 +508,13 @@ def main() -> None:
         "--package", type=Path, default=REPO, help="the directory to import acp_tui from"
     )
     parser.add_argument(
+        "--against",
+        type=Path,
+        nargs="*",
+        default=[],
+        help="other directories to import acp_tui from, each run by turns with --package's",
+    )
+    parser.add_argument(
         "--keys",
         action="store_true",
         help="type keys while streaming, each timed to its echo",
@@ -557,16 +565,21 @@ def measure(args: argparse.Namespace) -> None:
             profile_run(count, floods[count], scratch, package, args.interval, out)
             return
         long_answer(min(args.chunks), floods[min(args.chunks)], scratch, 0.0, package)  # warm
-        runs: dict[int, list[Run]] = {count: [] for count in args.chunks}
+        packages = [package, *(other.resolve() for other in args.against)]
+        runs: dict[Path, dict[int, list[Run]]] = {each: {} for each in packages}
         for _ in range(args.runs):
             for count in args.chunks:
-                run = long_answer(
-                    count, floods[count], scratch, args.linger, package, keys=args.keys
-                )
-                runs[count].append(run)
+                for each in packages:
+                    run = long_answer(
+                        count, floods[count], scratch, args.linger, each, keys=args.keys
+                    )
+                    runs[each].setdefault(count, []).append(run)
     hogs = f", beside {os.cpu_count()} busy processes" if args.hog else ""
     print(f"{args.runs} runs each, interleaved{hogs}; medians")
-    report(runs)
+    for each, by_count in runs.items():
+        if len(packages) > 1:
+            print(f"acp_tui from {each}:")
+        report(by_count)
 
 
 if __name__ == "__main__":
