@@ -123,24 +123,27 @@ async def _body(receive: Receive, limit: int) -> bytes | None:
 async def _connection_for(
     endpoint: Endpoint, scope: Scope, send: Send, name: str | None, message: Message
 ) -> AgentConnection | None:
-    """The connection a POST is for: named by its path, or by `Acp-Connection-Id`, or a new
-    one for an `initialize` that names none. None once an error is answered."""
+    """The connection a POST is for: named by its path, or by `Acp-Connection-Id` (else its
+    cookie), or a new one for an `initialize` that names none by header. None once an error
+    is answered."""
     if name is not None:
         return await _named(endpoint, scope, send, name)
-    connection = endpoint.find(scope)
     given = header(scope, "acp-connection-id")
+    if given is None and message.method == "initialize":
+        # A fresh start: a cookie left by an earlier connection (in its grace period) must not
+        # make this that connection's second initialize, which its agent refuses.
+        return await _open(endpoint, scope, send)
+    connection = endpoint.find(scope)
     if connection is not None and connection.profile != "http":
         await respond(send, scope, 409, INVALID_REQUEST, _WEBSOCKET)
     elif connection is not None:
         return connection
     elif given is not None:
         await respond(send, scope, 404, INVALID_REQUEST, _NOT_FOUND.format(given))
-    elif message.method != "initialize":
+    else:
         await respond(
             send, scope, 400, INVALID_REQUEST, "no Acp-Connection-Id: POST initialize first"
         )
-    else:
-        return await _open(endpoint, scope, send)
     return None
 
 

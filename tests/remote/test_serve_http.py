@@ -131,3 +131,20 @@ async def test_an_agent_that_dies_ends_its_streams_and_its_connection(tmp_path: 
             assert gone.status_code == 404
             assert "it ended, or never was" in gone.json()["error"]["message"]
         assert server.stop() == 0
+
+
+async def test_a_fresh_initialize_is_a_new_connection_whatever_cookie_it_carries(
+    tmp_path: Path,
+) -> None:
+    # A client that keeps cookies, as the RFD asks, starting over while its last connection
+    # waits out its grace period: the cookie named that connection, whose agent refused a
+    # second initialize ("Already initialized").
+    with served(tmp_path) as server:
+        async with http_client(server.url) as client:
+            first = await client.initialize()
+            assert client.client.cookies.get("acp-connection-id") == client.connection_id
+            anew = HttpClient(client.url, client.client)  # the same cookie jar, no header
+            second = await anew.initialize()
+            assert "result" in second, second
+            assert second["result"]["connectionId"] != first["result"]["connectionId"]
+        assert server.stop() == 0
