@@ -26,7 +26,7 @@ SUBCOMMANDS = {
     "check": "what an ACP agent gets wrong, for its author",
     "changes": "what each turn changed in the workspace",
     "rewind": "put the workspace back as it was before a turn",
-    "serve": "serve an agent to remote clients (ACP over WebSocket and HTTP)",
+    "serve": "serve an agent to other machines (WebSocket, HTTP)",
 }
 """Every subcommand, with the line `acp-tui --help` says of it."""
 

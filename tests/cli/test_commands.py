@@ -80,7 +80,7 @@ def test_help_names_every_subcommand_and_a_misspelt_one_is_told_them(tmp_path: P
     assert shown.returncode == 0
     for name, summary in SUBCOMMANDS.items():
         assert f"    {name}" in shown.stdout and summary in shown.stdout
-    assert "acp-tui {agents|sessions|export|logout|providers|check|changes|rewind}" in (
+    assert "acp-tui {agents|sessions|export|logout|providers|check|changes|rewind|serve}" in (
         shown.stdout
     )
 
@@ -89,7 +89,7 @@ def test_help_names_every_subcommand_and_a_misspelt_one_is_told_them(tmp_path: P
     assert "'chnages' is not a subcommand (they are: agents, sessions, export, logout, " in (
         wrong.stderr
     )
-    assert "changes, rewind); a prompt goes after -p" in wrong.stderr
+    assert "changes, rewind, serve); a prompt goes after -p" in wrong.stderr
 
 
 def test_the_demo_works_in_a_folder_of_its_own_unless_given_one(tmp_path: Path) -> None:
