@@ -44,11 +44,13 @@ class SlowHandler(Recorder):
 
     def __init__(self) -> None:
         super().__init__()
+        self.started = 0
         self.stopped = asyncio.Event()
 
     async def handle_request(self, method: str, params: msgspec.Raw) -> Any:
         if method != "slow":
             return await super().handle_request(method, params)
+        self.started += 1
         try:
             await asyncio.sleep(60)
         except asyncio.CancelledError:
@@ -69,7 +71,8 @@ async def test_the_agent_withdraws_its_request(tmp_path: Path, request_id: int |
     peer = Peer(tmp_path, script)
     handler = peer.recorder = SlowHandler()
     async with peer:
-        await asyncio.sleep(0.2)
+        # Withdrawn only once at work on it (a task cancelled before it ran says nothing).
+        await wait_for(lambda: handler.started == 2)
         await peer.connection.notify("go", {})
         await asyncio.wait_for(handler.stopped.wait(), 10)
         await wait_for(lambda: len(peer.received()) == 2)
@@ -99,7 +102,7 @@ async def test_a_request_withdrawn_from_a_batch_is_answered_in_the_batchs_array(
     peer = Peer(tmp_path, script)
     handler = peer.recorder = SlowHandler()
     async with peer:
-        await asyncio.sleep(0.2)
+        await wait_for(lambda: handler.started == 1 and ("ping", {}) in handler.requests)
         assert peer.received() == []  # the ping is served, the batch is not
         await peer.connection.notify("go", {})
         await asyncio.wait_for(handler.stopped.wait(), 10)
@@ -122,7 +125,8 @@ async def test_an_abandoned_request_is_withdrawn_and_its_late_answer_dropped(
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(peer.connection.request("hang", {}), 0.3)
         await wait_for(lambda: len(peer.received()) == 2)
-        await asyncio.sleep(0.2)  # the late answer comes in
+        # The late answer is read (the transcript is written as each read is handled).
+        await wait_for(lambda: b"-32800" in peer.transcript_path.read_bytes())
         received = peer.received()
     assert received[1] == {
         "jsonrpc": "2.0",
