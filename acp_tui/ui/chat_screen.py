@@ -210,7 +210,7 @@ class ChatScreen(Screen[None]):
         if state is None:
             return
         header.title = state.title or ""
-        if header.status == "exited":
+        if header.status in ("exited", "reconnecting"):  # until the agent is back
             return
         header.status = "requires_action" if self.dialogs.waiting() else state.status
 

@@ -13,7 +13,7 @@ from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.remote.connect_support import Exposed, free_port, remote_app
 from tests.support.pilot import send, wait_idle, wait_permission, wait_started, wait_until
-from tests.support.ui import message_texts
+from tests.support.ui import message_texts, started_app
 
 
 def _app(tmp_path: Path, url: str) -> AcpApp:
@@ -61,13 +61,15 @@ async def test_the_tui_asks_writes_cancels_and_comes_back_after_a_drop(tmp_path:
             lost = f"the connection to {server.url} was lost"
             await wait_until(pilot, lambda: any(n.startswith(lost) for n in _notices(app)))
             assert any(n.startswith("Reconnecting: acp-tui connects") for n in _notices(app))
-            assert app.chat.query_one(SessionHeader).status == "reconnecting"
+            header = app.chat.query_one(SessionHeader)
+            # The header hears of it by a message of its own, which may come a frame later.
+            await wait_until(pilot, lambda: header.status == "reconnecting")
             server = Exposed(tmp_path, port)
             reconnected = f"Reconnected to {server.url}: the session goes on"
             await wait_until(pilot, lambda: reconnected in _notices(app), timeout=30)
             await wait_idle(app, pilot)
             assert app.session.id == first_session
-            assert app.chat.query_one(SessionHeader).status == "idle"
+            assert header.status == "idle"
             assert _says(app, "⏳ 2/30")  # what came before the drop stays
 
             await send(app, pilot, "after the drop")
@@ -95,3 +97,19 @@ async def test_quitting_while_it_reconnects_leaves_at_once(tmp_path: Path) -> No
         await asyncio.wait_for(use_and_quit(), 30)
     finally:
         server.kill()
+
+
+async def test_the_header_says_reconnecting_until_the_session_is_back(tmp_path: Path) -> None:
+    # What the session does meanwhile (a turn the drop cut short ending, here a turn of the
+    # demo agent) does not make the header say idle while acp-tui is still reconnecting.
+    async with started_app(tmp_path) as (app, pilot):
+        view, header = app.conversation, app.chat.query_one(SessionHeader)
+        view.connection_lost("the connection to ws://127.0.0.1:1/acp was lost")
+        assert header.status == "reconnecting"
+        await send(app, pilot, "hello")
+        await wait_until(pilot, lambda: app.session is not None and not app.session.busy)
+        await pilot.pause()
+        assert header.status == "reconnecting"
+        assert app.session is not None
+        view.session_shown(app.session)  # back
+        assert header.status == "idle"
