@@ -106,9 +106,11 @@ class RemoteAgent:
             self._wake.set()
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._tasks[1]), grace)
-            if self.channel is not None:
-                with contextlib.suppress(Exception):
-                    await asyncio.wait_for(self.channel.close(), grace)
+        if self.channel is not None:
+            # Ended by a failure too: its streams and HTTP client are stopped all the same.
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.channel.close(), grace)
+        if not self._ended.done():
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(asyncio.shield(self._ended), grace)
             self._end("closed")
@@ -156,7 +158,7 @@ class RemoteAgent:
                     return
                 self._wake.clear()
                 await self._wake.wait()
-        except (ConnectionError, OSError) as error:
+        except Exception as error:  # any failure ends the connection, said, never silently
             self._end(_reason(error))
 
     async def _receive(self) -> None:
@@ -164,7 +166,7 @@ class RemoteAgent:
         assert channel is not None
         try:
             reason = await channel.run()
-        except (ConnectionError, OSError) as error:
+        except Exception as error:  # as in `_send`: an HTTP or token error ends it too
             reason = _reason(error)
         self._end(reason)
 
