@@ -28,7 +28,8 @@ import contextlib
 import itertools
 import re
 import shutil
-from collections.abc import Mapping
+from collections.abc import Coroutine, Mapping
+from typing import Any, TypeVar
 
 from acp_tui.config.model import Sequence
 
@@ -46,6 +47,7 @@ PROGRAMS = {"iTerm.app": "osc9", "WezTerm": "osc777", "ghostty": "osc777"}
 """`TERM_PROGRAM`, outside tmux."""
 TERMS = (("xterm-kitty", "osc99"), ("xterm-ghostty", "osc777"), ("foot", "osc777"))
 TERM_PREFIXES = (("rxvt", "osc777"),)
+T = TypeVar("T")
 _NUMBERS = itertools.count(1)
 """kitty's notifications are numbered: one of the same number replaces the one before."""
 
@@ -124,7 +126,7 @@ async def tmux_pane_shown(environ: Mapping[str, str]) -> bool:
             stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        out, _ = await asyncio.wait_for(process.communicate(), 5)
+        out, _ = await _within(process, process.communicate(), 5)
     except (OSError, TimeoutError):
         return True
     active, _, attached = out.decode(errors="replace").strip().partition(" ")
@@ -150,4 +152,17 @@ async def desktop_notification(title: str, body: str) -> None:
             stdout=asyncio.subprocess.DEVNULL,
             stderr=asyncio.subprocess.DEVNULL,
         )
-        await asyncio.wait_for(process.wait(), 10)
+        await _within(process, process.wait(), 10)
+
+
+async def _within(
+    process: asyncio.subprocess.Process, waiting: Coroutine[Any, Any, T], timeout: float
+) -> T:
+    """`waiting` (the process's end) within `timeout`: a process given up on, or left at the
+    app's exit, is killed, not left behind (`notify-send` without a D-Bus session hangs)."""
+    try:
+        return await asyncio.wait_for(waiting, timeout)
+    finally:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                process.kill()

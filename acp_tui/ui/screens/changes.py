@@ -250,6 +250,7 @@ class ChangesScreen(Screen[None]):
         diff.border_title = "Diff"
         diff.border_subtitle = ""
         self.texts, self.hunks, self.hunks_of = None, [], None
+        self._landing = 0  # a landing meant for a text file is not the next one's
         self.call_after_refresh(self._fit_panes)
 
     def _fit_panes(self) -> None:
@@ -484,7 +485,8 @@ class ChangesScreen(Screen[None]):
     async def action_edit(self) -> None:
         """The file in the user's editor, at this hunk's first changed line."""
         change = self.file
-        if change is None:
+        # Not while a turn runs: what the agent wrote meanwhile would be filed as the user's.
+        if change is None or not self._idle():
             return
         line = 1
         if self.hunks and change.path == self.hunks_of and self.texts and self.texts.new:
