@@ -77,6 +77,10 @@ class Endpoint:
             on_end=self._ended,
             connection_id=name,
         )
+        if self._closing:  # the server began stopping while it started: `close` missed it
+            connection.end("the server shut down", close_code=1001)
+            await connection.closed()
+            raise LaunchError("the server is shutting down")
         self.connections[connection.id] = connection
         return connection
 

@@ -247,7 +247,7 @@ async def _stream(
             events = b"".join(_event(number, line) for number, line in taken)
             try:
                 await send({"type": "http.response.body", "body": events, "more_body": True})
-            except Exception:
+            except BaseException:  # a stream cancelled mid-send too: kept for the next one
                 outbox.put_back(taken)
                 raise
             outbox.sent(taken)
