@@ -335,7 +335,9 @@ class ChangesScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in ("revert_file",):
             return self.file is not None
-        if action in ("hunk", "revert_hunk", "judge", "judge_file"):
+        if action in ("judge", "judge_file"):  # a running turn's hunks are still renumbered
+            return bool(self.hunks) and self.changes is not None and not self.changes.running
+        if action in ("hunk", "revert_hunk"):
             return bool(self.hunks)
         if action == "send_review":  # not while the turn reviewed still runs
             review, changes = self.review, self.changes
