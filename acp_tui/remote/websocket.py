@@ -111,6 +111,8 @@ class _Socket(asyncio.Protocol):
         self._fragments: list[bytes] = []
         self.closed: asyncio.Future[str] = asyncio.get_running_loop().create_future()
         """Done once the connection is over: why (the server's close frame, or its loss)."""
+        self.final = False
+        """Ended for a reason a socket taken up again would meet again (a message too big)."""
         self.response: Response | None = None
         self._pinger: asyncio.Task[None] | None = None
         self._ponged = True
@@ -154,6 +156,8 @@ class _Socket(asyncio.Protocol):
         transport.write(b"".join(self._handshake.data_to_send()))
 
     def data_received(self, data: bytes) -> None:
+        if self.closed.done():
+            return  # over (a message too big: the rest of it is not frames)
         if self._handshake is not None:
             self._upgraded(data)
             return
@@ -242,6 +246,7 @@ class _Socket(asyncio.Protocol):
                     break
                 length, start = int.from_bytes(data[at + 2 : at + 10], "big"), at + 10
             if length > limit:
+                self.final = True
                 self.close(1009, "message too big")
                 self._end(f"the server sent a message of {length:,} bytes, more than acp-tui takes")
                 return size
@@ -388,7 +393,7 @@ class WebSocketChannel:
         the reader and the writers that saw it drop), or already."""
         if self.socket is not dropped:
             return True
-        if self._closing:
+        if self._closing or dropped.final:
             return False
         if self._resuming is None or self._resuming.done():
             self._resuming = asyncio.ensure_future(self._resume())
