@@ -97,6 +97,9 @@ class StreamableHttp:
         self._flowing = flowing
         self._streams: dict[str | None, asyncio.Task[None]] = {}
         """The open SSE streams, by session id (None: the connection's)."""
+        self._last_event: dict[str | None, str] = {}
+        """Each stream's last event id, said when it is opened again: an event the server sent
+        as the stream broke is sent again (by a server that keeps them; others ignore it)."""
         self._asked_in: dict[int | str, str] = {}
         """The server's requests waiting for our answer, by id: the session each came in."""
         self._opening: dict[int | str, str] = {}
@@ -252,6 +255,8 @@ class StreamableHttp:
         headers = {CONNECTION_ID: self.connection_id or ""}
         if session is not None:
             headers[SESSION_ID] = session
+        if last := self._last_event.get(session):
+            headers["Last-Event-ID"] = last
         timeout = httpx.Timeout(None, connect=CONNECT_TIMEOUT)
         # A TCP connection of its own for each stream: httpx reads an HTTP/2 connection for
         # one stream at a time, and a long-lived stream waiting for its next event kept the
@@ -289,6 +294,8 @@ class StreamableHttp:
             if not flowing.is_set():
                 await flowing.wait()
             await self._take(event.data.encode(), session)
+            if event.id:
+                self._last_event[session] = event.id
 
     async def _take(self, message: bytes, session: str | None) -> None:
         """One message from the server: requests remember their session (for our answer);
