@@ -7,11 +7,16 @@ coding agents among them also need the environment `tests/support/real_agents.py
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 
 import pytest
 
 from tests.support import external_agents
+
+# Tests hang acp-tui up to see it end; acp-tui keeps ignoring SIGHUP when started ignoring it
+# (as under `nohup`), so a suite run under `nohup` would pass that on to every process it starts.
+signal.signal(signal.SIGHUP, signal.SIG_DFL)
 
 
 @pytest.fixture(scope="session")
