@@ -11,7 +11,12 @@ from textual.containers import VerticalScroll
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.ui.render.lexers import lexer_for_path, lexer_named
-from acp_tui.ui.render.markdown import block_starts, finished_blocks
+from acp_tui.ui.render.markdown import (
+    TranscriptMarkdown,
+    block_starts,
+    finished_blocks,
+    split_blocks,
+)
 from acp_tui.ui.render.strip_cache import StripCache
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 
@@ -54,6 +59,23 @@ def test_any_chunking_finishes_the_same_blocks() -> None:
 def _blocks(text: str) -> list[str]:
     starts = block_starts(text)
     return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=False)]
+
+
+def test_a_block_split_from_the_rest_is_parsed_as_if_parsed_whole() -> None:
+    """The splitter parses only down to blocks; a block's inline content (emphasis, code, links,
+    a link to a reference defined in another block of the same parse) is parsed when it is
+    rendered, to the very tokens a whole parse gives, however often it is asked."""
+    text = "[ref]: https://example.com\n\nSee **bold**, `code`, _it_ and [the site][ref].\n\n"
+    text += MARKDOWN_SHOWCASE
+    blocks = split_blocks(text)
+    assert not any(token.children for block in blocks for token in block.parsed.tokens)
+    completed = [token for block in blocks for token in block.parsed.complete()]
+    assert [token for block in blocks for token in block.parsed.complete()] == completed
+    whole = TranscriptMarkdown(text, "monokai", None).parsed
+    assert completed == whole
+    assert "https://example.com" in str(
+        TranscriptMarkdown("", "monokai", None, blocks[0].parsed).parsed
+    )
 
 
 def test_lexers_are_found_without_plugins() -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
 from textual.pilot import Pilot
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
+from acp_tui.ui.widgets import markdown_view
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 
 FLOOD = (MARKDOWN_SHOWCASE + "\n\n") * 12
@@ -69,3 +71,27 @@ async def test_an_estimated_block_is_rendered_when_it_comes_into_view() -> None:
         flooded, reference = await flood(pilot, [FLOOD])
         shown = [flooded.render_line(y).text.rstrip() for y in range(20)]
         assert shown == lines(reference)[:20]
+
+
+async def test_blocks_no_one_sees_wait_for_a_pause_in_the_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """While any view still takes text in, the frames go to what is seen: the estimated blocks
+    are rendered only once no view has had text for `QUIET` (here: said to be never, then
+    long ago)."""
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        monkeypatch.setattr(MarkdownView, "last_text", float("inf"))  # text never stops
+        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
+        monkeypatch.setattr(MarkdownView, "last_catch_up", 0.0)
+        flooded = app.query_one("#flooded", MarkdownView)
+        await pilot.pause()
+        flooded.append(FLOOD)
+        await wait_for(lambda: flooded.shown)
+        MarkdownView.last_text = float("inf")  # the append said now
+        for _ in range(50):  # frames enough to render them all, were they not waiting
+            flooded.flush()
+        assert not flooded.settled
+        MarkdownView.last_text = 0.0  # a pause
+        flooded.flush()
+        await wait_for(lambda: flooded.settled)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from markdown_it import MarkdownIt
+from markdown_it.rules_core import StateCore
 from markdown_it.token import Token
 from rich import box
 from rich import markdown as rich_markdown
@@ -24,9 +25,23 @@ from rich.text import Text
 
 from acp_tui.ui.render.lexers import lexer_named
 
-_PARSER = MarkdownIt("commonmark", {"breaks": True}).enable("strikethrough").enable("table")
-"""Rich's parser, with one change: a newline in a paragraph is a line break, as in chat apps
-(agents write `step 1\nstep 2` meaning two lines)."""
+
+def _markdown_it() -> MarkdownIt:
+    """Rich's parser, with one change: a newline in a paragraph is a line break, as in chat
+    apps (agents write `step 1\nstep 2` meaning two lines)."""
+    return MarkdownIt("commonmark", {"breaks": True}).enable("strikethrough").enable("table")
+
+
+_PARSER = _markdown_it()
+_BLOCK_RULES = ("normalize", "block")
+_BLOCKS_ONLY = _markdown_it().disable(
+    [rule for rule in _PARSER.core.ruler.get_active_rules() if rule not in _BLOCK_RULES]
+)
+"""`_PARSER` up to its blocks: their inline content (emphasis, links, code spans) is parsed
+only for a block that is rendered (`Parsed.complete`). Splitting a flood into blocks this way
+is ~2.5x faster, and most of a flood's blocks are never rendered while it streams
+(bench/README.md, "Long answers (issue 29)")."""
+
 LIVE_BLOCKS = 1
 """Top-level blocks kept live at the end of a streaming message. A block is final once another
 starts after it, with one harmless exception: `1. a` + blank line + `2` first reads as a list
@@ -34,26 +49,46 @@ and a paragraph; when `. b` arrives the two are one loose list, shown as two lis
 numbered from 2), which looks the same."""
 
 
+@dataclass(slots=True, eq=False)
+class Parsed:
+    """The block-level tokens of a top-level block (so rendering it does not parse it again),
+    and the definitions of its parse (link references), for its inline content."""
+
+    tokens: list[Token]
+    env: dict[str, object]
+    inline_parsed: bool = False
+
+    def complete(self) -> list[Token]:
+        """The tokens with their inline content parsed, as `_PARSER.parse` gives them."""
+        if not self.inline_parsed:
+            state = StateCore("", _PARSER, self.env, self.tokens)
+            for rule in _PARSER.core.ruler.getRules(""):
+                if rule.__name__ not in _BLOCK_RULES:
+                    rule(state)
+            self.inline_parsed = True
+        return self.tokens
+
+
 @dataclass(slots=True)
 class SourceBlock:
-    """A top-level block: its text, and the parser's tokens for it (so rendering it does not
-    parse it again)."""
+    """A top-level block: its text and its parse."""
 
     text: str
-    tokens: list[Token]
+    parsed: Parsed
 
 
 def split_blocks(source: str) -> list[SourceBlock]:
     """`source` cut into its top-level blocks (the first one starts at 0, so the texts joined
     are `source`)."""
-    tokens = _PARSER.parse(source)
+    env: dict[str, object] = {}
+    tokens = _BLOCKS_ONLY.parse(source, env)
     firsts = [
         index
         for index, token in enumerate(tokens)
         if token.level == 0 and token.nesting >= 0 and token.map is not None
     ]
     if not firsts:
-        return [SourceBlock(source, tokens)] if source else []
+        return [SourceBlock(source, Parsed(tokens, env))] if source else []
     offsets: list[int] = []
     offset = line = 0
     for index in firsts:
@@ -66,7 +101,7 @@ def split_blocks(source: str) -> list[SourceBlock]:
     ends = [*offsets[1:], len(source)]
     token_ends = [*firsts[1:], len(tokens)]
     return [
-        SourceBlock(source[start:stop], tokens[first:last])
+        SourceBlock(source[start:stop], Parsed(tokens[first:last], env))
         for start, stop, first, last in zip(offsets, ends, firsts, token_ends, strict=True)
     ]
 
@@ -232,12 +267,12 @@ class TranscriptMarkdown(rich_markdown.Markdown):
         markup: str,
         code_theme: str,
         code_background: str | None,
-        tokens: list[Token] | None = None,
+        parsed: Parsed | None = None,
     ) -> None:
         # Not super().__init__: it builds a new MarkdownIt parser each time, which costs more
         # than rendering a streaming tail does; and the splitter may have parsed it already.
         self.markup = markup
-        self.parsed = tokens if tokens is not None else _PARSER.parse(markup)
+        self.parsed = parsed.complete() if parsed is not None else _PARSER.parse(markup)
         self.code_theme = code_theme
         self.justify = None
         self.style = "none"

@@ -11,8 +11,9 @@ it can in `FOLD_TIME`: text is parsed a few KB at a time (markdown-it is much fa
 bench/README.md, "Streaming"), finished blocks are rendered in order while time remains, and
 the blocks left over would scroll past unseen: only the last screenful of them is rendered,
 the others get an estimated height. An estimated block is rendered when it is shown, or by
-the catch-up that runs in later frames once the stream slows (`settled` waits for it; `shown`
-does not).
+the catch-up that runs in later frames once no view has had text for `QUIET` seconds
+(`settled` waits for it; `shown` does not): while a flood goes on, its frames go to what is
+seen.
 
 A finished piece remembers its height; its lines live in the shared `STRIPS` budget and are
 rendered again when scrolled back to (see `strip_cache` for why). Non-text content (images,
@@ -40,7 +41,7 @@ from acp_tui.ui.widgets.heights import wrapped_lines
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
 if TYPE_CHECKING:
-    from markdown_it.token import Token
+    from acp_tui.ui.render.markdown import Parsed
 
 FRAME = 1 / 60
 """Seconds between two renders of a streaming tail: the screen cannot show more."""
@@ -59,6 +60,11 @@ PART_LINES = 1000
 pays for a widget that changes size in proportion to its height, every frame it grows, so an
 answer is many views of bounded height, only the last one growing (bench/README.md, "Long
 answers (issue 29)")."""
+QUIET = 0.5
+"""Seconds without text for any view after which estimated blocks are rendered (`_catch_up`):
+rendering blocks no one sees took more than half of a flood's frames (bench/README.md, "Long
+answers (issue 29)"), so it waits for a pause (the end of the answer, in a flood), longer
+than a slow frame of the flood is."""
 ESTIMATE_WIDTH = 8
 """The narrowest text an estimate assumes, so that a view not laid out yet (no width) does not
 guess a line per character."""
@@ -69,8 +75,8 @@ class _Piece:
     """A finished part of the message: one Markdown block, or a chip."""
 
     markdown: str | None = None
-    tokens: list[Token] | None = None
-    """The parse of `markdown`, kept only until the first render."""
+    parsed: Parsed | None = None
+    """The parse of `markdown`, kept only until the first render (and not by an estimate)."""
     chip: ContentBlock | None = None
     height: int = 0
     lines: list[Strip] | None = None
@@ -82,6 +88,13 @@ class _Piece:
 
 class MarkdownView(StripsView):
     """Markdown text that grows by `append`, shown through the Line API."""
+
+    last_text = 0.0
+    """When any view was last given text or took some in (`time.monotonic`): the catch-up
+    waits for a pause of all of them. In a flood the text is all given at once and taken in
+    over many frames, by the last of the views (those handed over from get no more)."""
+    last_catch_up = 0.0
+    """When a view last caught up: one a frame does (a long answer is many views)."""
 
     DEFAULT_CSS = """
     MarkdownView {
@@ -114,7 +127,7 @@ class MarkdownView(StripsView):
         self._estimated: list[int] = []
         """Indexes in `_pieces` of the estimated pieces, in order."""
         self._tail = ""
-        self._tail_tokens: list[Token] | None = None
+        self._tail_parsed: Parsed | None = None
         self._tail_lines: list[Strip] = []
         self._pending: deque[str] = deque([text] if text else [])
         self._taken = 0
@@ -149,6 +162,7 @@ class MarkdownView(StripsView):
         if not text:
             return
         self._pending.append(text)
+        MarkdownView.last_text = time.monotonic()
         self._schedule()
 
     def add_chip(self, block: ContentBlock) -> None:
@@ -157,8 +171,8 @@ class MarkdownView(StripsView):
         while self._waiting:
             self._add_piece(self._waiting.popleft())
         if self._tail.strip():
-            self._add_piece(_Piece(markdown=self._tail, tokens=self._tail_tokens))
-        self._tail, self._tail_lines, self._tail_tokens = "", [], None
+            self._add_piece(_Piece(markdown=self._tail, parsed=self._tail_parsed))
+        self._tail, self._tail_lines, self._tail_parsed = "", [], None
         self._add_piece(_Piece(chip=block))
         self._changed(layout=True)
 
@@ -169,7 +183,7 @@ class MarkdownView(StripsView):
         self._frozen_height = 0
         self._waiting.clear()
         self._estimated.clear()
-        self._tail, self._tail_lines, self._tail_tokens = "", [], None
+        self._tail, self._tail_lines, self._tail_parsed = "", [], None
         self._pending.clear()
         self._taken = 0
         # Like a new view, it takes its next text in whole at its next layout: a block shown
@@ -191,17 +205,27 @@ class MarkdownView(StripsView):
             return
         before = self._line_count()
         frozen_before = self._frozen_height
+        tail, pieces = self._tail, len(self._pieces)
+        if self._pending or self._waiting:
+            MarkdownView.last_text = self._last_flush
         started = time.perf_counter()
+        # A view takes in no more than its part: in a flood a frame parses hundreds of lines.
+        room = PART_LINES - self._frozen_height if self.overflow is not None else None
         while self._pending and time.perf_counter() < started + PARSE_TIME:
-            self._fold_pending(FOLD_STEP)
+            lines = self._fold_pending(FOLD_STEP)
+            if room is not None and (room := room - lines) <= 0:
+                break
         if self._waiting:
             self._take_waiting()
         if self.overflow is not None and self._frozen_height >= PART_LINES and not self._waiting:
             self._hand_over(self.overflow)
-        if not self._pending:
+        if not self._pending and time.monotonic() >= self._catch_up_at():
+            MarkdownView.last_catch_up = time.monotonic()
             self._catch_up(started + FOLD_TIME)
         if not self.settled:
             self._schedule()
+        if tail == self._tail and pieces == len(self._pieces):
+            return  # no text taken in (a frame that waits for a pause to catch up)
         self._render_tail()
         if self._line_count() != before or self._frozen_height != frozen_before:
             self._changed(layout=True)
@@ -213,7 +237,7 @@ class MarkdownView(StripsView):
         """Stop growing: the live last block and the text not yet parsed go on in the next
         view; the finished blocks stay."""
         rest = self._tail + self._take_pending()
-        self._tail, self._tail_tokens = "", None
+        self._tail, self._tail_parsed = "", None
         self.overflow = None
         overflow(rest)
 
@@ -222,26 +246,36 @@ class MarkdownView(StripsView):
     def _schedule(self) -> None:
         if self._timer is not None or not self.is_attached:
             return
-        wait = self._last_flush + FRAME - time.monotonic()
+        next_frame = self._last_flush + FRAME
+        if not (self._pending or self._waiting):  # only the catch-up is left
+            next_frame = max(next_frame, self._catch_up_at())
+        wait = next_frame - time.monotonic()
         # Textual timers divide by their delay: never ask for zero.
         self._timer = self.set_timer(max(wait, 0.001), self.flush, name="markdown-flush")
 
-    def _fold_pending(self, budget: int | None = None) -> None:
+    def _fold_pending(self, budget: int | None = None) -> int:
         """Move pending text (up to `budget` characters) into the tail, and the tail's
-        finished blocks, parsed, into `_waiting`."""
+        finished blocks, parsed, into `_waiting`, each with its height estimated once the view
+        is measured: the lines they add (gaps included)."""
         if not self._pending:
-            return
+            return 0
         text = self._take_pending(budget)
         from acp_tui.ui.render.markdown import split_blocks  # markdown_it: after the first frame
 
         blocks = split_blocks(self._tail + text)
         live = blocks.pop() if blocks else None
         self._tail = live.text if live is not None else ""
-        self._tail_tokens = live.tokens if live is not None else None
+        self._tail_parsed = live.parsed if live is not None else None
+        lines = 0
         for block in blocks:
             # One piece per block: blocks are then always one blank line apart, however the
             # text happened to be cut into chunks.
-            self._waiting.append(_Piece(markdown=block.text, tokens=block.tokens))
+            piece = _Piece(markdown=block.text, parsed=block.parsed)
+            if self._width >= 0:
+                piece.height = self._estimate(piece)
+                lines += piece.height + 1
+            self._waiting.append(piece)
+        return lines
 
     def _pending_text(self) -> str:
         return "".join(self._pending)[self._taken :]
@@ -296,7 +330,7 @@ class MarkdownView(StripsView):
         past unseen: render only the last screenful of them, and estimate the others."""
         screen = self.app.size.height
         keep = len(self._waiting)
-        if sum(self._estimate(piece) + 1 for piece in self._waiting) > screen:
+        if sum(piece.height + 1 for piece in self._waiting) > screen:
             rendered, keep = 0, 0
             for piece in reversed(self._waiting):
                 if rendered >= screen:
@@ -307,7 +341,8 @@ class MarkdownView(StripsView):
             piece = self._waiting.popleft()
             previous = self._pieces[-1] if self._pieces else None
             if len(self._waiting) >= keep:
-                piece.height, piece.estimated = self._estimate(piece), True
+                piece.estimated = True
+                piece.parsed = None  # parsed again if it is ever rendered: tokens weigh more
                 self._estimated.append(len(self._pieces))
             elif piece.lines is None:
                 self._render_piece(piece)
@@ -328,6 +363,11 @@ class MarkdownView(StripsView):
             return len(lines)
         heading_rule = 1 if first.startswith("# ") else 0
         return wrapped_lines(lines, max(ESTIMATE_WIDTH, self._width - 4)) + heading_rule
+
+    @staticmethod
+    def _catch_up_at() -> float:
+        """When a view may catch up: after a pause in the text, and a frame after another."""
+        return max(MarkdownView.last_text + QUIET, MarkdownView.last_catch_up + FRAME)
 
     def _catch_up(self, deadline: float) -> None:
         """Render estimated pieces (the latest first: the likeliest to be scrolled to) until
@@ -355,18 +395,18 @@ class MarkdownView(StripsView):
 
     # -- rendering ----------------------------------------------------------------------------
 
-    def _renderable(self, markdown: str, tokens: list[Token] | None = None) -> RenderableType:
+    def _renderable(self, markdown: str, parsed: Parsed | None = None) -> RenderableType:
         from acp_tui.ui.render.markdown import TranscriptMarkdown  # see _fold_pending
 
         palette = self.palette
-        return TranscriptMarkdown(markdown, palette.code_theme, palette.code_background, tokens)
+        return TranscriptMarkdown(markdown, palette.code_theme, palette.code_background, parsed)
 
     def _render_piece(self, piece: _Piece) -> list[Strip]:
         if piece.chip is not None:
             renderable: RenderableType = chip_text(piece.chip)
         else:
-            renderable = self._renderable(piece.markdown or "", piece.tokens)
-            piece.tokens = None  # rendering again (another width, or evicted) parses again
+            renderable = self._renderable(piece.markdown or "", piece.parsed)
+            piece.parsed = None  # rendering again (another width, or evicted) parses again
         lines = render_strips(self.palette, renderable, self._width)
         STRIPS.forget(piece)
         piece.lines, piece.height = lines, len(lines)
@@ -376,7 +416,7 @@ class MarkdownView(StripsView):
     def _render_tail(self) -> None:
         # The tail follows the waiting blocks: while they wait, so does it.
         if self._tail.strip() and not self._waiting:
-            renderable = self._renderable(self._tail, self._tail_tokens)
+            renderable = self._renderable(self._tail, self._tail_parsed)
             self._tail_lines = render_strips(self.palette, renderable, self._width)
         else:
             self._tail_lines = []
