@@ -91,6 +91,8 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
         await wait_until(pilot, lambda: app.focused is message)
         await pilot.press("c")
         assert copied[-1] == answer
+        # The blocks that scrolled past unseen are rendered in the end, view after view.
+        await wait_until(pilot, lambda: message.settled, timeout=60)
 
 
 class _RestApp(App[None]):

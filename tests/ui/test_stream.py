@@ -83,7 +83,6 @@ async def test_blocks_no_one_sees_wait_for_a_pause_in_the_text(
     async with app.run_test(size=(100, 30)) as pilot:
         monkeypatch.setattr(MarkdownView, "last_text", float("inf"))  # text never stops
         monkeypatch.setattr(markdown_view, "QUIET", 0.0)
-        monkeypatch.setattr(MarkdownView, "last_catch_up", 0.0)
         flooded = app.query_one("#flooded", MarkdownView)
         await pilot.pause()
         flooded.append(FLOOD)

@@ -27,7 +27,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import RenderableType
 from textual.geometry import Region
@@ -93,8 +93,10 @@ class MarkdownView(StripsView):
     """When any view was last given text or took some in (`time.monotonic`): the catch-up
     waits for a pause of all of them. In a flood the text is all given at once and taken in
     over many frames, by the last of the views (those handed over from get no more)."""
-    last_catch_up = 0.0
-    """When a view last caught up: one a frame does (a long answer is many views)."""
+    behind: ClassVar[deque[MarkdownView]] = deque()
+    """Views with estimated blocks, in turn: the first catches up, a frame's worth at a time,
+    and the others check back now and then (a long answer is many views: all of them waking
+    every frame cost more than the catch-up)."""
 
     DEFAULT_CSS = """
     MarkdownView {
@@ -136,6 +138,8 @@ class MarkdownView(StripsView):
         """The width every height and cached line is for; -1: nothing measured yet."""
         self._timer: Timer | None = None
         self._last_flush = 0.0
+        self._behind = False
+        """In `behind`."""
 
     # -- content ------------------------------------------------------------------------------
 
@@ -219,8 +223,7 @@ class MarkdownView(StripsView):
             self._take_waiting()
         if self.overflow is not None and self._frozen_height >= PART_LINES and not self._waiting:
             self._hand_over(self.overflow)
-        if not self._pending and time.monotonic() >= self._catch_up_at():
-            MarkdownView.last_catch_up = time.monotonic()
+        if self._may_catch_up():
             self._catch_up(started + FOLD_TIME)
         if not self.settled:
             self._schedule()
@@ -248,7 +251,10 @@ class MarkdownView(StripsView):
             return
         next_frame = self._last_flush + FRAME
         if not (self._pending or self._waiting):  # only the catch-up is left
-            next_frame = max(next_frame, self._catch_up_at())
+            if _first_behind() is self:
+                next_frame = max(next_frame, MarkdownView.last_text + QUIET)
+            else:
+                next_frame = max(next_frame, time.monotonic() + QUIET)  # to check back
         wait = next_frame - time.monotonic()
         # Textual timers divide by their delay: never ask for zero.
         self._timer = self.set_timer(max(wait, 0.001), self.flush, name="markdown-flush")
@@ -342,6 +348,9 @@ class MarkdownView(StripsView):
             previous = self._pieces[-1] if self._pieces else None
             if len(self._waiting) >= keep:
                 piece.estimated = True
+                if not self._behind:
+                    self._behind = True
+                    MarkdownView.behind.append(self)
                 piece.parsed = None  # parsed again if it is ever rendered: tokens weigh more
                 self._estimated.append(len(self._pieces))
             elif piece.lines is None:
@@ -364,14 +373,18 @@ class MarkdownView(StripsView):
         heading_rule = 1 if first.startswith("# ") else 0
         return wrapped_lines(lines, max(ESTIMATE_WIDTH, self._width - 4)) + heading_rule
 
-    @staticmethod
-    def _catch_up_at() -> float:
-        """When a view may catch up: after a pause in the text, and a frame after another."""
-        return max(MarkdownView.last_text + QUIET, MarkdownView.last_catch_up + FRAME)
+    def _may_catch_up(self) -> bool:
+        """After a pause in the text, and in turn (`behind`)."""
+        return (
+            not self._pending
+            and time.monotonic() >= MarkdownView.last_text + QUIET
+            and _first_behind() is self
+        )
 
     def _catch_up(self, deadline: float) -> None:
         """Render estimated pieces (the latest first: the likeliest to be scrolled to) until
-        `deadline`, and lay the view out again with their true heights."""
+        `deadline`, and lay the view out again with their true heights; once none is left,
+        the next view `behind` takes its turn."""
         first = None
         while self._estimated and time.perf_counter() < deadline:
             first = self._estimated.pop()
@@ -379,6 +392,15 @@ class MarkdownView(StripsView):
         if first is not None:
             self._retop(first)
             self._changed(layout=True)
+        if not self._estimated and (after := _first_behind()) is not None:
+            after.flush_soon()
+
+    def flush_soon(self) -> None:
+        """Flush at the next frame, whatever the timer waited for."""
+        if self._timer is not None:
+            self._timer.stop()
+            self._timer = None
+        self._schedule()
 
     def _make_exact(self, piece: _Piece) -> None:
         piece.estimated = False
@@ -513,3 +535,11 @@ class MarkdownView(StripsView):
         if line is None:
             return Strip.blank(width, base)
         return line.apply_style(base)
+
+
+def _first_behind() -> MarkdownView | None:
+    """The view whose turn it is to catch up (views gone, or with nothing left, leave)."""
+    behind = MarkdownView.behind
+    while behind and (not behind[0].is_attached or not behind[0]._estimated):
+        behind.popleft()._behind = False
+    return behind[0] if behind else None
