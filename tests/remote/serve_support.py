@@ -216,9 +216,13 @@ class HttpClient:
     async def _read(
         self, session: str | None, headers: dict[str, str], opened: asyncio.Event
     ) -> None:
-        async with aconnect_sse(
-            self.client, "GET", self.url, headers=headers, timeout=None
-        ) as source:
+        # A TCP connection of its own, as acp-tui's client does: httpx reads an HTTP/2
+        # connection for one stream at a time, and a stream waiting for its next event kept
+        # another stream's events unread (a turn's answer seen 30 s late, or never).
+        own = httpx.AsyncClient(
+            http1=False, http2=True, headers=self.client.headers, cookies=self.client.cookies
+        )
+        async with own, aconnect_sse(own, "GET", self.url, headers=headers, timeout=None) as source:
             assert source.response.status_code == 200, await source.response.aread()
             opened.set()
             async for event in source.aiter_sse():
