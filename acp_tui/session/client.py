@@ -514,14 +514,19 @@ class AgentClient:
 
     @property
     def typed_notifications(self) -> TypedNotifications:
-        return {"session/update": (SessionNotification, self._session_update)}
+        return {"session/update": (SessionNotification, self._session_updates)}
 
-    def _session_update(self, notification: SessionNotification) -> None:
-        session = self.sessions.get(notification.session_id)
-        if session is not None:
-            session.apply(notification.update)
-        else:
-            self._route_update(notification.session_id, notification.update)
+    def _session_updates(self, notifications: list[SessionNotification]) -> None:
+        sessions = self.sessions
+        for notification in notifications:
+            try:
+                session = sessions.get(notification.session_id)
+                if session is not None:
+                    session.apply(notification.update)
+                else:
+                    self._route_update(notification.session_id, notification.update)
+            except Exception as exc:  # a bad update must never lose the ones after it
+                self._problem(f"could not handle a notification: {exc!r}")
 
     def handle_notification(self, method: str, params: msgspec.Raw) -> None:
         """Notifications the typed path could not read: updates of unknown kinds or with

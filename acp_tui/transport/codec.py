@@ -33,9 +33,11 @@ UTF-8 inside a string) are both `ValueError`s; JSON nested too deeply is a `Recu
 Line = bytes | bytearray
 """One line as read: bytes, or for a line of over a megabyte the buffer it was read into."""
 
-TypedNotifications = Mapping[str, tuple[Any, Callable[[Any], None]]]
+TypedNotifications = Mapping[str, tuple[Any, Callable[[list[Any]], None]]]
 """Notifications a handler wants decoded straight into a type, by method: the hot path of a
-stream of updates decodes each line once, into its final type, instead of twice."""
+stream of updates decodes each line once, into its final type, instead of twice. The handler
+takes them a run at a time (those of one read, in order; one call a run, not one a line): it
+must take each on its own, so that one it cannot handle does not lose the rest."""
 
 
 def _typed_decoder(

@@ -287,7 +287,12 @@ async def test_typed_updates_arrive_whole_and_in_order_however_the_reads_cut_the
     piece: int,
 ) -> None:
     seen: list[str] = []
-    typed = {"session/update": (SessionNotification, lambda n: seen.append(n.update.content.text))}
+    typed = {
+        "session/update": (
+            SessionNotification,
+            lambda run: seen.extend(n.update.content.text for n in run),
+        )
+    }
     texts = [f"update {i} " * (i % 5) for i in range(60)]
     data = "".join(notification(text) + "\n" for text in texts).encode()
     reader = asyncio.StreamReader()
