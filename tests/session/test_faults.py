@@ -8,17 +8,21 @@ rest on.
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import pytest
 
 from acp_tui.protocol.content import text_block
 from acp_tui.protocol.jsonrpc import ConnectionClosed
+from acp_tui.session.change import Change
 from acp_tui.session.client import AgentClient
 from acp_tui.session.options import ClientOptions
-from acp_tui.session.session import PendingPermission
+from acp_tui.session.session import PendingPermission, Session
 from acp_tui.session.state import Message, Notice, SessionState
+from acp_tui.transport.connection import Connection
 from tests.agents.hostile import AGENTS, LOG_ENV, AgentLog, check_transcript, read_transcript
+from tests.session.test_fuzz import WriterStub
 
 
 def texts(state: SessionState) -> list[tuple[str, str]]:
@@ -115,3 +119,54 @@ async def test_abandoning_a_turn_the_agent_will_not_end_returns_at_once(
         await client.close()
     log = AgentLog.read(agent_log)
     assert "session/cancel" in [m.get("method") for m in log.got_messages()]
+
+
+async def test_an_update_a_listener_fails_on_loses_none_of_those_read_with_it(
+    tmp_path: Path,
+) -> None:
+    """Updates reach the session a read's run at a time: one that fails is said, and the rest
+    of its run is applied all the same."""
+    problems: list[str] = []
+    client = AgentClient(
+        ["unused"],
+        ClientOptions(cwd=tmp_path),
+        decide_permission=refuse,
+        on_problem=problems.append,
+    )
+    session = client.sessions["s"] = Session(client, "s")
+
+    def fails_on_two(_session: Session, change: Change) -> None:
+        if isinstance(change.item, Message) and change.item.text.endswith("two "):
+            raise RuntimeError("a listener's bug")
+
+    session.listeners.append(fails_on_two)
+    words = ["one ", "two ", "three ", "four "]
+    lines = [
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "method": "session/update",
+                "params": {
+                    "sessionId": "s",
+                    "update": {
+                        "sessionUpdate": "agent_message_chunk",
+                        "content": {"type": "text", "text": word},
+                    },
+                },
+            }
+        )
+        for word in words
+    ]
+    reader = asyncio.StreamReader()
+    reader.feed_data("".join(line + "\n" for line in lines).encode())  # one read: one run
+    reader.feed_eof()
+    connection = Connection(
+        reader,
+        WriterStub(),  # type: ignore[arg-type]
+        client,
+        on_problem=problems.append,
+        typed_notifications=client.typed_notifications,
+    )
+    await asyncio.wait_for(connection.run(), 10)
+    assert texts(session.state) == [("agent", "one two three four ")]
+    assert problems == ['could not handle a notification: RuntimeError("a listener\'s bug")']
