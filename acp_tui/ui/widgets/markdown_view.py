@@ -93,10 +93,10 @@ class MarkdownView(StripsView):
     """When any view was last given text or took some in (`time.monotonic`): the catch-up
     waits for a pause of all of them. In a flood the text is all given at once and taken in
     over many frames, by the last of the views (those handed over from get no more)."""
-    behind: ClassVar[deque[MarkdownView]] = deque()
-    """Views with estimated blocks, in turn: the first catches up, a frame's worth at a time,
-    and the others check back now and then (a long answer is many views: all of them waking
-    every frame cost more than the catch-up)."""
+    behind: ClassVar[list[MarkdownView]] = []
+    """Views with estimated blocks, in turn: the last one in (the likeliest to be scrolled
+    back to) catches up, a frame's worth at a time, and the others check back now and then (a
+    long answer is many views: all of them waking every frame cost more than the catch-up)."""
 
     DEFAULT_CSS = """
     MarkdownView {
@@ -251,7 +251,7 @@ class MarkdownView(StripsView):
             return
         next_frame = self._last_flush + FRAME
         if not (self._pending or self._waiting):  # only the catch-up is left
-            if _first_behind() is self:
+            if _turn_to_catch_up() is self:
                 next_frame = max(next_frame, MarkdownView.last_text + QUIET)
             else:
                 next_frame = max(next_frame, time.monotonic() + QUIET)  # to check back
@@ -378,7 +378,7 @@ class MarkdownView(StripsView):
         return (
             not self._pending
             and time.monotonic() >= MarkdownView.last_text + QUIET
-            and _first_behind() is self
+            and _turn_to_catch_up() is self
         )
 
     def _catch_up(self, deadline: float) -> None:
@@ -392,7 +392,7 @@ class MarkdownView(StripsView):
         if first is not None:
             self._retop(first)
             self._changed(layout=True)
-        if not self._estimated and (after := _first_behind()) is not None:
+        if not self._estimated and (after := _turn_to_catch_up()) is not None:
             after.flush_soon()
 
     def flush_soon(self) -> None:
@@ -537,9 +537,9 @@ class MarkdownView(StripsView):
         return line.apply_style(base)
 
 
-def _first_behind() -> MarkdownView | None:
+def _turn_to_catch_up() -> MarkdownView | None:
     """The view whose turn it is to catch up (views gone, or with nothing left, leave)."""
     behind = MarkdownView.behind
-    while behind and (not behind[0].is_attached or not behind[0]._estimated):
-        behind.popleft()._behind = False
-    return behind[0] if behind else None
+    while behind and (not behind[-1].is_attached or not behind[-1]._estimated):
+        behind.pop()._behind = False
+    return behind[-1] if behind else None
