@@ -247,6 +247,8 @@ class StreamableHttp:
             why = await self._read_stream(session, opened)
             if self._closing or self._ended.done() or why.startswith("refused"):
                 break
+        # A stream opened later for this session (loading it again) is a new one.
+        self._last_event.pop(session, None)
         if session is None and not self._closing:
             self._end(f"{what} {why}")
 

@@ -94,3 +94,38 @@ async def test_blocks_no_one_sees_wait_for_a_pause_in_the_text(
         MarkdownView.last_text = 0.0  # a pause
         flooded.flush()
         await wait_for(lambda: flooded.settled)
+
+
+class TwoFlooded(App[None]):
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield MarkdownView(id="first")
+            yield MarkdownView(id="second")
+            yield MarkdownView(id="hidden")
+
+    def on_mount(self) -> None:
+        self.query_one("#hidden").display = False
+
+
+async def test_a_view_hidden_before_it_caught_up_does_not_hold_up_the_others() -> None:
+    """A view whose turn it is to catch up, hidden and no longer measured (as after a theme
+    change), gives the turn up; views removed leave the queue; a hidden view's text does not
+    put off the others' catch-up."""
+    app = TwoFlooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        first, second = (
+            app.query_one("#first", MarkdownView),
+            app.query_one("#second", MarkdownView),
+        )
+        await pilot.pause()
+        for view in (first, second):
+            view.append(FLOOD)
+            await wait_for(lambda view=view: view.shown and not view.settled)
+        assert MarkdownView.behind[-2:] == [first, second]
+        second.display = False
+        second.invalidate()  # not laid out again while hidden
+        quiet_since = MarkdownView.last_text
+        app.query_one("#hidden", MarkdownView).append("text no one sees")
+        assert MarkdownView.last_text == quiet_since
+        await wait_for(lambda: first.settled)
+    assert first not in MarkdownView.behind and second not in MarkdownView.behind

@@ -166,7 +166,8 @@ class MarkdownView(StripsView):
         if not text:
             return
         self._pending.append(text)
-        MarkdownView.last_text = time.monotonic()
+        if self._width >= 0:  # a view not shown takes its text in at its first layout
+            MarkdownView.last_text = time.monotonic()
         self._schedule()
 
     def add_chip(self, block: ContentBlock) -> None:
@@ -491,6 +492,13 @@ class MarkdownView(StripsView):
             self._retop(index)
             self.refresh(layout=True)
 
+    def on_unmount(self) -> None:
+        # Out of `behind` now, not when its turn would come: the list is the class's, and
+        # would keep a removed view (and all its text) alive until then.
+        if self._behind:
+            MarkdownView.behind.remove(self)
+            self._behind = False
+
     # -- StripsView ---------------------------------------------------------------------------
 
     def invalidate(self) -> None:
@@ -540,6 +548,11 @@ class MarkdownView(StripsView):
 def _turn_to_catch_up() -> MarkdownView | None:
     """The view whose turn it is to catch up (views gone, or with nothing left, leave)."""
     behind = MarkdownView.behind
-    while behind and (not behind[-1].is_attached or not behind[-1]._estimated):
+    # A view not measured (hidden since the theme changed) measures every block exactly when
+    # it is laid out again: until then it has nothing to catch up, and must not hold the turn.
+    while behind:
+        view = behind[-1]
+        if view.is_attached and view._estimated and view._width >= 0:
+            return view
         behind.pop()._behind = False
-    return behind[-1] if behind else None
+    return None
