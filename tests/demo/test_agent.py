@@ -739,7 +739,7 @@ async def test_cancel_a_slow_turn_promptly(tmp_path: Path, version: int) -> None
         started = time.monotonic()
         await client.cancel(session_id)
         assert await asyncio.wait_for(turn, 5) == "cancelled"
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 3.0  # of a 30 s turn; a loaded machine is slow
         [call] = [c for c in client.tool_calls().values() if c["kind"] == "other"]
         assert call["status"] == ("cancelled" if version == 2 else "failed")
         # The session still works afterwards.
@@ -1204,7 +1204,7 @@ async def test_shutdown_stops_every_session_at_once_within_the_grace(
     await until(lambda: connection.requests.count("terminal/wait_for_exit") == 2)
     started = time.monotonic()
     await agent.shutdown()
-    assert time.monotonic() - started < 0.5
+    assert time.monotonic() - started < 3.0  # not the commands' 30 s
     killed.set()
     results = await asyncio.wait_for(asyncio.gather(*prompts), 5)
     assert [result["stopReason"] for result in results] == ["cancelled"] * 2

@@ -542,9 +542,8 @@ async def test_a_new_conversation_waits_for_a_busy_writer_without_freezing_the_s
     session = fake_session(tmp_path, "new")
     recorder = Recorder(store, session, agent="demo", command=["demo"], delay=0.05)
     play_a_turn(session)
-    started = time.monotonic()
     recorder.flush()
-    assert time.monotonic() - started < 0.1 and recorder.conversation is None
+    assert recorder.conversation is None  # had it waited for the writer, it would have one
     deadline = time.monotonic() + 5
     while recorder.conversation is None and time.monotonic() < deadline:
         await asyncio.sleep(0.02)
