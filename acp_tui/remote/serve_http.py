@@ -215,16 +215,19 @@ async def _get(
         else connection.session_outbox(session)
     )
     last = header(scope, "last-event-id") or ""
-    if last.isdigit():
-        outbox.resend(after=int(last))
-    await _stream(connection, outbox, receive, send)
+    await _stream(connection, outbox, receive, send, int(last) if last.isdigit() else None)
 
 
 async def _stream(
-    connection: AgentConnection, outbox: Outbox, receive: Receive, send: Send
+    connection: AgentConnection,
+    outbox: Outbox,
+    receive: Receive,
+    send: Send,
+    resend_after: int | None = None,
 ) -> None:
     """An SSE stream of `outbox`, until the client goes, another stream takes its place, or
-    the connection ends."""
+    the connection ends; with `resend_after` (the client's `Last-Event-ID`), what was sent
+    after that message first."""
     headers = [
         (b"content-type", b"text/event-stream"),
         (b"cache-control", b"no-store"),
@@ -233,6 +236,9 @@ async def _stream(
     await send({"type": "http.response.start", "status": 200, "headers": headers})
     await send({"type": "http.response.body", "body": b": ok\n\n", "more_body": True})
     token = outbox.attach()
+    if resend_after is not None:
+        # Once attached: the stream this one replaces, not yet seen gone, would take them.
+        outbox.resend(after=resend_after)
     connection.stream_opened(outbox)
     gone = asyncio.ensure_future(_disconnected(receive))
     gone.add_done_callback(lambda _: outbox.detach(token))
