@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 from textual.pilot import Pilot
 
+from acp_tui.session.change import Change
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.markdown_view import MarkdownView
@@ -70,14 +71,23 @@ async def _top(app: AcpApp, pilot: Pilot[Any]) -> None:
 
 def test_streaming_answer(shoot: Callable[[Scene], bool]) -> None:
     async def scene(app: AcpApp, pilot: Pilot[Any]) -> None:
-        await send(app, pilot, "slow 30")
         # The slow scenario ticks once a second: caught mid-turn at its first tick, the agent
-        # then stopped (SIGSTOP) so that no second tick comes before the screen is taken,
-        # however loaded the machine (it is killed as the app quits). The tick is looked for
-        # as read (the session's state), not as drawn: drawing lags reading on a busy machine.
-        await wait_until(pilot, lambda: "1/30" in _last_text(app))
+        # is stopped (SIGSTOP) so that no second tick comes before the screen is taken,
+        # however loaded the machine (it is killed as the app quits). It is stopped by a
+        # listener of the session, as the tick is read: a test polling for it had let a second
+        # of a loaded machine pass, and the second tick in.
         process = core(app).client.process  # type: ignore[union-attr]
-        os.killpg(process.process.pid, signal.SIGSTOP)
+        stopped: list[bool] = []
+
+        def stop_at_the_first_tick(_session: object, change: Change) -> None:
+            if not stopped and "1/30" in getattr(change.item, "text", ""):
+                os.killpg(process.process.pid, signal.SIGSTOP)
+                stopped.append(True)
+
+        assert app.session is not None
+        app.session.listeners.append(stop_at_the_first_tick)
+        await send(app, pilot, "slow 30")
+        await wait_until(pilot, lambda: bool(stopped))
         await wait_until(pilot, lambda: _showing(app, "1/30"))
 
     assert shoot(scene)
