@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ssl
 
 import httpx
 import msgspec
@@ -33,7 +32,7 @@ from httpx_sse import EventSource, aconnect_sse
 
 from acp_tui import __version__
 from acp_tui.remote.channel import Deliver
-from acp_tui.remote.target import RemoteTarget
+from acp_tui.remote.target import RemoteTarget, tls_context
 
 CONNECTION_ID = "Acp-Connection-Id"
 SESSION_ID = "Acp-Session-Id"
@@ -356,8 +355,7 @@ def _client(target: RemoteTarget, *, cleartext_http2: bool) -> httpx.AsyncClient
     return httpx.AsyncClient(
         http1=not (cleartext_http2 and _cleartext(target)),
         http2=True,
-        # The system's authorities (and $SSL_CERT_FILE), as the WebSocket profile's TLS.
-        verify=ssl.create_default_context(),
+        verify=tls_context(),
         headers=headers,
         cookies=target.cookies,
         timeout=httpx.Timeout(POST_TIMEOUT, connect=CONNECT_TIMEOUT),

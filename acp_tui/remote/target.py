@@ -4,7 +4,9 @@ headers from the config, and the cookies the server set."""
 
 from __future__ import annotations
 
+import functools
 import os
+import ssl
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -82,3 +84,10 @@ def check_url(url: str) -> str | None:
     if not parts.hostname:
         return f"{url!r} names no host"
     return None
+
+
+@functools.cache
+def tls_context() -> ssl.SSLContext:
+    """The system's authorities (and `$SSL_CERT_FILE`) for both profiles' TLS: loaded once, not
+    for every stream and every upgrade (each SSE stream has a connection of its own)."""
+    return ssl.create_default_context()

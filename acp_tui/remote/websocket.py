@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import ssl
 from urllib.parse import urlsplit, urlunsplit
 
 from websockets.client import ClientProtocol
@@ -33,7 +32,7 @@ from websockets.utils import apply_mask
 
 from acp_tui import __version__
 from acp_tui.remote.channel import Deliver
-from acp_tui.remote.target import RemoteTarget
+from acp_tui.remote.target import RemoteTarget, tls_context
 
 OPEN_TIMEOUT = 15.0
 """Seconds the TCP connection, TLS and the upgrade may take."""
@@ -133,7 +132,7 @@ class _Socket(asyncio.Protocol):
             request.headers[CONNECTION_ID] = connection_id
         request.headers["User-Agent"] = f"acp-tui/{__version__}"
         handshake.send_request(request)
-        context = ssl.create_default_context() if uri.secure else None
+        context = tls_context() if uri.secure else None
         loop = asyncio.get_running_loop()
         await loop.create_connection(
             lambda: self,
