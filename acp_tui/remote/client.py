@@ -51,6 +51,9 @@ class RemoteAgent:
         self._wake = asyncio.Event()
         self._ended: asyncio.Future[str] = loop.create_future()
         self._closed_by_us = False
+        self._reached = False
+        """Whether the server was reached: the WebSocket upgraded, or over HTTP (where nothing
+        is sent before the first message) the server answered something."""
         self._tasks: list[asyncio.Task[Any]] = []
 
     @classmethod
@@ -64,6 +67,7 @@ class RemoteAgent:
                 agent.channel = await open_websocket(
                     target, agent.deliver, agent.flowing, max_message
                 )
+                agent._reached = True
             else:
                 from acp_tui.remote.streamable_http import StreamableHttp
 
@@ -92,6 +96,8 @@ class RemoteAgent:
             return f"the connection to {self.target.url} is open"
         if self._closed_by_us:
             return f"the connection to {self.target.url} was closed"
+        if not self._reached:
+            return f"cannot connect to {self.target.url}: {self._ended.result()}"
         return f"the connection to {self.target.url} was lost: {self._ended.result()}"
 
     async def wait(self) -> int:
@@ -125,6 +131,7 @@ class RemoteAgent:
         connection, in one piece."""
         if self.stdout.at_eof() or self._ended.done() or not messages:
             return
+        self._reached = True
         run = b"\n".join(messages)
         if run.count(b"\n") != len(messages) - 1:
             # Only JSON's whitespace can be a raw newline (in a string it is escaped): a

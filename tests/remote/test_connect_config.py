@@ -87,6 +87,7 @@ def test_the_command_line_takes_a_url_and_refuses_a_token_on_it(tmp_path: Path) 
     alone = run_cli(tmp_path, "--token-file", "t", "-p", "hi")
     assert alone.returncode == 2 and "--token-file is for --connect URL" in alone.stderr
     assert "--token" not in run_cli(tmp_path, "--help").stdout.replace("--token-file", "")
-    down = run_cli(tmp_path, "--connect", "ws://127.0.0.1:9/acp", "-p", "hi")
-    assert down.returncode == 1
-    assert "cannot connect to ws://127.0.0.1:9/acp" in down.stderr
+    for url in ("ws://127.0.0.1:9/acp", "http://127.0.0.1:9/acp"):  # HTTP: at the first POST
+        down = run_cli(tmp_path, "--connect", url, "-p", "hi")
+        assert down.returncode == 1
+        assert f"cannot connect to {url}" in down.stderr and "was lost" not in down.stderr
