@@ -15,6 +15,8 @@ from textual.containers import VerticalScroll
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
+from acp_tui.protocol.content import text_block
+from acp_tui.session.state import Message
 from acp_tui.ui.screens import SearchScreen
 from acp_tui.ui.widgets import markdown_view
 from acp_tui.ui.widgets.markdown_view import MarkdownView
@@ -119,3 +121,46 @@ async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it() -
         await wait_until(pilot, lambda: view.shown, timeout=60)
         assert not view._pending
         assert view.source == rest
+
+
+class _AnswerApp(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.item = Message(id="m", role="assistant", turn=1, content=[text_block(text)])
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield AgentMessage(self.item)
+
+
+async def test_an_answer_given_whole_is_taken_in_as_a_stream_and_split(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A message shown with more text than a frame takes (a flood read before the message's
+    first layout, a long answer shown again) does not take it all in at its first layout,
+    which held a flood's first frame for most of a second: it is taken in a frame's worth at
+    a time and goes on in views of the part size, as a streamed answer does."""
+    monkeypatch.setattr(markdown_view, "PART_LINES", 60)
+    text = "".join(f"{MARKDOWN_SHOWCASE}\n\nCopy number {n:02} ends here.\n\n" for n in range(8))
+    assert len(text) > markdown_view.WHOLE_TEXT
+    app = _AnswerApp(text)
+    async with app.run_test(size=(100, 40)) as pilot:
+        message = app.query_one(AgentMessage)
+        first = app.query_one(MarkdownView)
+        await wait_until(pilot, lambda: first.size.width > 0)
+        assert first._pending_size() > 0  # the first layout took in a frame's worth at most
+        await wait_until(pilot, lambda: message.settled, timeout=60)
+        views = list(message.query(MarkdownView))
+        assert len(views) > 1
+        assert "".join(view.source for view in views) == text
+
+
+async def test_a_short_answer_given_whole_is_taken_in_at_its_first_layout() -> None:
+    """Up to `WHOLE_TEXT`, a message shown again has its exact height at its first layout."""
+    text = MARKDOWN_SHOWCASE[: markdown_view.WHOLE_TEXT]
+    app = _AnswerApp(text)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one(MarkdownView)
+        await wait_until(pilot, lambda: view.size.width > 0)
+        assert view._pending_size() == 0 and view.settled
+        assert view.source == text

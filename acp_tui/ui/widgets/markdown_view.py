@@ -65,6 +65,12 @@ QUIET = 0.5
 rendering blocks no one sees took more than half of a flood's frames (bench/README.md, "Long
 answers (issue 29)"), so it waits for a pause (the end of the answer, in a flood), longer
 than a slow frame of the flood is."""
+WHOLE_TEXT = 8192
+"""Characters of text a view takes in whole at its first layout, heights exact at once (a
+message shown again). More is taken in as a stream is, a frame's worth at a time, and split
+into parts like one: a flood is read for a while before its message's first layout (66 KB in
+the long-answer bench), and taking all of it in held the answer's first frame for most of a
+second (bench/README.md, "Long answers (issue 29)")."""
 ESTIMATE_WIDTH = 8
 """The narrowest text an estimate assumes, so that a view not laid out yet (no width) does not
 guess a line per character."""
@@ -114,7 +120,8 @@ class MarkdownView(StripsView):
         classes: str | None = None,
     ) -> None:
         """`continued`: `text` goes on from another view (`overflow`), a stream taken in a
-        frame's worth at a time, as appended text is, not whole at the first layout."""
+        frame's worth at a time, as appended text is, not whole at the first layout (as more
+        than `WHOLE_TEXT` is)."""
         super().__init__(id=id, classes=classes)
         self.overflow: Callable[[str], None] | None = None
         """Called, once, with the text that goes on in a new view when this one holds
@@ -153,7 +160,7 @@ class MarkdownView(StripsView):
     @property
     def shown(self) -> bool:
         """True when no appended text waits for a frame (a view not laid out yet, or hidden,
-        takes all its text in at its first layout)."""
+        waits for no frame: its first layout takes its text in, or starts to)."""
         return not (self._pending or self._waiting) or self._width < 0
 
     @property
@@ -283,6 +290,9 @@ class MarkdownView(StripsView):
                 lines += piece.height + 1
             self._waiting.append(piece)
         return lines
+
+    def _pending_size(self) -> int:
+        return sum(map(len, self._pending)) - self._taken
 
     def _pending_text(self) -> str:
         return "".join(self._pending)[self._taken :]
@@ -460,7 +470,7 @@ class MarkdownView(StripsView):
 
     def _ensure_width(self, width: int) -> None:
         width = max(1, width)
-        if self._width < 0 and self._continued:
+        if self._width < 0 and (self._continued or self._pending_size() > WHOLE_TEXT):
             self._schedule()  # a stream: taken in through `flush`, from the next frame
         elif self._width < 0:
             # First layout: take in what the widget was created with. Later text arrives
