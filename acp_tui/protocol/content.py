@@ -49,6 +49,17 @@ def text_block(text: str) -> ContentBlock:
     return ContentBlock(type="text", text=text)
 
 
+def is_plain_text(block: ContentBlock) -> bool:
+    """A text block that carries nothing but its text (no annotations, no `_meta`): two of
+    them in a row say what one block with both texts says."""
+    return (
+        block.type == "text"
+        and block.text.__class__ is str
+        and block.meta is UNSET
+        and block.annotations is UNSET
+    )
+
+
 def block_text(block: ContentBlock) -> str:
     """The text a block contributes to a message; non-text blocks contribute nothing."""
     return block.text if block.type == "text" and isinstance(block.text, str) else ""

@@ -11,15 +11,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 import msgspec
-from msgspec import UNSET
 
-from acp_tui.protocol.content import ContentBlock
+from acp_tui.protocol.content import ContentBlock, is_plain_text, text_block
 from acp_tui.protocol.updates import Cost
 from acp_tui.session.state import (
     Compaction,
     Message,
     Notice,
     PlanState,
+    Read,
     SessionState,
     TerminalState,
     TimelineItem,
@@ -75,26 +75,29 @@ def encode_item(item: Item, joiner: TextJoiner | None = None) -> tuple[str, byte
 
 
 class TextJoiner:
-    """`join_text` for messages that grow by appends (streamed chunks): each time, only the
-    blocks added since the last time are joined on. A message whose content was replaced
-    (its `revision` changed) is joined afresh."""
+    """`join_text` for messages that grow by appends (streamed chunks): each time, only what
+    was added since the last time is joined on. A message whose content was replaced (its
+    `revision` changed) is joined afresh."""
 
     def __init__(self) -> None:
-        self._done: dict[int, tuple[int, int, list[ContentBlock]]] = {}
+        self._done: dict[int, tuple[int, Read, list[ContentBlock]]] = {}
 
     def blocks(self, message: Message) -> list[ContentBlock]:
         content = message.content
         done = self._done.get(id(message))
-        if done is None or done[0] != message.revision or done[1] > len(content):
+        if done is None or done[0] != message.revision or done[1].blocks > len(content):
+            read = Read()
+            read.added(content)
             joined = join_text(content)
         else:
-            joined = done[2]
-            added = join_text(content[done[1] :])
-            if added and joined and _plain_text(joined[-1]) and _plain_text(added[0]):
+            _revision, read, joined = done
+            grown, new = read.added(content)
+            added = join_text([text_block(grown), *new] if grown else new)
+            if added and joined and is_plain_text(joined[-1]) and is_plain_text(added[0]):
                 text = joined[-1].text + added.pop(0).text  # type: ignore[operator]
                 joined[-1] = ContentBlock(type="text", text=text)
             joined += added
-        self._done[id(message)] = (message.revision, len(content), joined)
+        self._done[id(message)] = (message.revision, read, joined)
         return joined
 
     def forget(self, message: Any) -> None:
@@ -117,32 +120,16 @@ def join_text(blocks: list[ContentBlock]) -> list[ContentBlock]:
     joined: list[ContentBlock] = []
     run: list[str] = []
     for block in blocks:
-        # `_plain_text`, inlined: this runs once for each chunk of a streamed message.
-        text = block.text
-        if (
-            block.type == "text"
-            and text.__class__ is str
-            and block.meta is UNSET
-            and block.annotations is UNSET
-        ):
-            run.append(text)  # type: ignore[arg-type]
+        if is_plain_text(block):
+            run.append(block.text)  # type: ignore[arg-type]
             continue
         if run:
-            joined.append(ContentBlock(type="text", text="".join(run)))
+            joined.append(text_block("".join(run)))
             run = []
         joined.append(block)
     if run:
-        joined.append(ContentBlock(type="text", text="".join(run)))
+        joined.append(text_block("".join(run)))
     return joined
-
-
-def _plain_text(block: ContentBlock) -> bool:
-    return (
-        block.type == "text"
-        and isinstance(block.text, str)
-        and block.meta is UNSET
-        and block.annotations is UNSET
-    )
 
 
 def encode_meta(state: SessionState) -> bytes:

@@ -3,8 +3,9 @@
 v1 and v2 updates land in the same state. The rules are the prompt-turn page's:
 - message updates (`user_message`, `agent_message`, `agent_thought`) are upserts keyed by
   `messageId`: `content` omitted keeps, `null`/`[]` clears, a list replaces;
-- chunks append one block to whatever is current for their `messageId`; a v1 chunk without one
-  continues the current message of its kind until something else is shown;
+- chunks append one block to whatever is current for their `messageId` (plain text is joined
+  onto the text before it: `JOINED_TEXT`); a v1 chunk without one continues the current
+  message of its kind until something else is shown;
 - tool calls are upserts by `toolCallId` (an update may come before its `tool_call`); omitted
   fields keep, `null` resets, values replace (lists wholesale); `tool_call_content_chunk`
   appends one content item.
@@ -20,7 +21,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET
 
-from acp_tui.protocol.content import ContentBlock, block_text
+from acp_tui.protocol.content import ContentBlock, block_text, is_plain_text, text_block
 from acp_tui.protocol.updates import (
     AgentMessage,
     AgentMessageChunk,
@@ -109,15 +110,40 @@ def _claim_sent_prompt(
     return sent
 
 
+JOINED_TEXT = 1024
+"""Characters of streamed text joined into one block of a message's content. A chunk is a few
+words: kept as a block of its own, each cost ~260 bytes (the block, its text, its `type`)
+where its text is ~45, most of a long answer's memory in the state; joined, a chunk costs its
+text. Bounded so that joining copies a few KB a chunk, not the whole answer
+(bench/README.md, "Long answers (issue 29)")."""
+
+
 def _chunk(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
     def append(state: s.SessionState, update: Any) -> Change:
         message_id = update.message_id
         message = state.messages.get(message_id) if message_id.__class__ is str else None
         if message is None:
             message = _message_for(state, message_id, role)
-        message.content.append(update.content)
+        block = update.content
+        content = message.content
+        joining = state.joining
+        last = content[-1] if content else None
+        if last is None or not (
+            block.type == "text"  # `is_plain_text`, inlined: once a chunk
+            and block.text.__class__ is str
+            and block.meta is UNSET
+            and block.annotations is UNSET
+        ):
+            content.append(block)
+        elif last is joining and len(last.text) < JOINED_TEXT:  # type: ignore[arg-type]
+            last.text += block.text  # type: ignore[operator]
+        elif last is not joining and is_plain_text(last) and len(last.text) < JOINED_TEXT:  # type: ignore[arg-type]
+            # A block of the reducer's own: `last` may be an earlier change's delta.
+            content[-1] = state.joining = text_block(last.text + block.text)  # type: ignore[operator]
+        else:
+            content.append(block)
         state.last_message = message
-        return Change("message", message, update.content)
+        return Change("message", message, block)
 
     return append
 
@@ -125,6 +151,7 @@ def _chunk(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
 def _upsert(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
     def replace(state: s.SessionState, update: Any) -> Change:
         message = _message_for(state, update.message_id, role)
+        state.joining = None  # the change shows the message whole: its blocks stay as shown
         if update.content is not UNSET:
             message.content = list(update.content or ())
             message.revision += 1

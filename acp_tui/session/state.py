@@ -42,6 +42,25 @@ class Message(_Item):
         return "".join(block_text(block) for block in self.content)
 
 
+@dataclass(slots=True)
+class Read:
+    """How much of a message's content a reader (a view, the record) has taken: its blocks,
+    and the characters of the last one's text, which grows while text streams (the reducer
+    joins streamed text onto the text block before it)."""
+
+    blocks: int = 0
+    chars: int = 0
+
+    def added(self, content: list[ContentBlock]) -> tuple[str, list[ContentBlock]]:
+        """Since the last call: the text added to the last block taken, and the blocks after
+        it. (Content replaced, not appended to, is read afresh: a new `Read`.)"""
+        grown = block_text(content[self.blocks - 1])[self.chars :] if self.blocks else ""
+        new = content[self.blocks :]
+        self.blocks = len(content)
+        self.chars = len(block_text(content[-1])) if content else 0
+        return grown, new
+
+
 class ToolCallState(_Item):
     id: str
     turn: int
@@ -160,6 +179,10 @@ class SessionState:
     """Tool calls whose permission request the user answered with a reject option: if the
     agent leaves one open when the turn ends, it is shown rejected rather than cancelled."""
     local_ids: int = 0
+    joining: ContentBlock | None = None
+    """The text block the reducer made by joining streamed chunks (the last of its message):
+    the next chunk's text is added to it in place. No change hands it out: a chunk's change
+    holds the chunk, and a change that shows a message whole ends the joining."""
 
     def new_local_id(self, prefix: str) -> str:
         """An id for something the agent did not name (v1 chunks without `messageId`)."""

@@ -12,7 +12,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from acp_tui.protocol.content import text_block
+from acp_tui.protocol.content import ContentBlock, text_block
 from acp_tui.protocol.updates import (
     ConfigOption,
     decode_session_notification,
@@ -20,7 +20,7 @@ from acp_tui.protocol.updates import (
     turn_usage,
 )
 from acp_tui.session import reducer, terminals
-from acp_tui.session.state import Message, Notice, SessionState, ToolCallState
+from acp_tui.session.state import Message, Notice, Read, SessionState, ToolCallState
 
 
 def feed(updates: list[dict[str, Any]], state: SessionState | None = None) -> SessionState:
@@ -621,3 +621,66 @@ def test_config_options_show_in_the_agents_order_with_model_config_beside_the_mo
     assert [o.key for o in shown] == ["effort", "mode", "model", "ctx", "speed", "x"]
     without_model = [effort, context, mode]
     assert display_order(without_model) == without_model
+
+
+def _apply(state: SessionState, update: dict[str, Any]) -> Any:
+    params = msgspec.json.encode({"sessionId": "s", "update": update})
+    return reducer.apply(state, decode_session_notification(params)[1])
+
+
+def test_streamed_text_is_joined_into_bounded_blocks_and_each_delta_is_left_as_it_came() -> None:
+    """A chunk of plain text is joined onto the text before it (a block a chunk cost the state
+    ~260 bytes for ~45 of text), up to `JOINED_TEXT`; the change's delta is the chunk as it
+    came, never changed later (a listener may hold it until the end of a burst)."""
+    state = SessionState(session_id="s")
+    words = [f"word{n} " for n in range(3000)]
+    deltas = [
+        (change.delta, change.delta.text)
+        for change in (_apply(state, chunk("agent_message_chunk", w, "m1")) for w in words)
+    ]
+    (message,) = state.timeline
+    assert isinstance(message, Message)
+    assert message.text == "".join(words)
+    assert 1 < len(message.content) <= len(message.text) // reducer.JOINED_TEXT + 1
+    assert all(len(b.text) < reducer.JOINED_TEXT + len("word0000 ") for b in message.content)
+    assert all(delta.text == text for delta, text in deltas)
+
+
+def test_text_that_carries_more_than_text_is_a_block_of_its_own() -> None:
+    annotated = chunk("agent_message_chunk", "B", "m1")
+    annotated["content"]["annotations"] = {"priority": 1}
+    state = feed([chunk("agent_message_chunk", t, "m1") for t in "A"])
+    state = feed([annotated, chunk("agent_message_chunk", "C", "m1")], state)
+    (message,) = state.timeline
+    assert isinstance(message, Message)
+    assert [b.text for b in message.content] == ["A", "B", "C"]
+    assert message.content[1].annotations == {"priority": 1}
+
+
+def test_a_reader_takes_the_text_added_to_the_last_block_and_the_blocks_after_it() -> None:
+    image = ContentBlock(type="image", data="aGk=", mime_type="image/png")
+    content = [text_block("ab")]
+    read = Read()
+    assert read.added(content) == ("", [text_block("ab")])
+    assert read.added(content) == ("", [])
+    content[-1] = text_block("abcd")
+    content.append(image)
+    assert read.added(content) == ("cd", [image])
+    content.append(text_block("e"))
+    content[-1] = text_block("ef")
+    assert read.added(content) == ("", [text_block("ef")])
+
+
+def test_a_message_shown_whole_keeps_its_blocks_as_shown_while_text_streams_on() -> None:
+    """A change without a delta shows the message's blocks as they are (the jsonl printer
+    holds them until the end of the burst): text streamed after it starts a new joined
+    block, the shown ones are never added to."""
+    state = SessionState(session_id="s")
+    for text in "AB":
+        _apply(state, chunk("agent_message_chunk", text, "m1"))
+    shown = _apply(state, upsert("agent_message", "m1"))
+    held = [(block, block.text) for block in shown.item.content]
+    for text in "CD":
+        _apply(state, chunk("agent_message_chunk", text, "m1"))
+    assert all(block.text == text for block, text in held)
+    assert shown.item.text == "ABCD"

@@ -10,7 +10,7 @@ from textual.app import ComposeResult
 from textual.widget import Widget
 
 from acp_tui.protocol.content import ContentBlock, block_text, image_data
-from acp_tui.session.state import Message
+from acp_tui.session.state import Message, Read
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.image_view import ImageView
@@ -87,8 +87,8 @@ class AgentMessage(Block):
         self._view.overflow = self._next_view
         self._parts: list[Widget] = [self._view]
         self._composed = False
-        self._fed = 0
-        """How many of the message's blocks the view was given."""
+        self._fed = Read()
+        """What of the message's content the views were given."""
         self._revision = item.revision
         self._feed()
 
@@ -104,7 +104,7 @@ class AgentMessage(Block):
         if self.item.revision != self._revision:
             # Replaced, not appended to: start over.
             self._revision = self.item.revision
-            self._fed = 0
+            self._fed = Read()
             first = self._parts[0]
             for part in self._parts[1:]:
                 part.remove()
@@ -115,15 +115,15 @@ class AgentMessage(Block):
         self._feed()
 
     def _feed(self) -> None:
-        content = self.item.content
-        for block in content[self._fed :]:
+        grown, blocks = self._fed.added(self.item.content)
+        self._view.append(grown)
+        for block in blocks:
             if block.type == "text":
                 self._view.append(block_text(block))
             elif image_data(block) is not None:
                 self._add_image(block)
             else:
                 self._view.add_chip(block)
-        self._fed = len(content)
 
     def _add_image(self, block: ContentBlock) -> None:
         leading = len(self._parts) == 1 and not self._view.source.strip()

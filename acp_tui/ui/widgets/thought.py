@@ -8,7 +8,7 @@ from textual.app import ComposeResult
 from textual.widgets import Static
 
 from acp_tui.protocol.content import block_text
-from acp_tui.session.state import Message
+from acp_tui.session.state import Message, Read
 from acp_tui.ui.widgets.block import Block
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 
@@ -43,7 +43,7 @@ class Thought(Block):
         super().__init__(item, id=id, classes=classes)
         self._view = MarkdownView()
         self._title = Static(classes="thought--title")
-        self._fed = 0
+        self._fed = Read()
         self._revision = item.revision
         self.expanded = True
         self._feed()
@@ -75,15 +75,16 @@ class Thought(Block):
     def sync(self, delta: Any = None) -> None:
         if self.item.revision != self._revision:
             self._revision = self.item.revision
-            self._fed = 0
+            self._fed = Read()
             self._view.clear()
         self._feed()
         self._update_title()
 
     def _feed(self) -> None:
-        for block in self.item.content[self._fed :]:
+        grown, blocks = self._fed.added(self.item.content)
+        self._view.append(grown)
+        for block in blocks:
             self._view.append(block_text(block))
-        self._fed = len(self.item.content)
 
     def _update_title(self) -> None:
         if not self._ready:
