@@ -41,6 +41,10 @@ _BLOCKS_ONLY = _markdown_it().disable(
 only for a block that is rendered (`Parsed.complete`). Splitting a flood into blocks this way
 is ~2.5x faster, and most of a flood's blocks are never rendered while it streams
 (bench/README.md, "Long answers (issue 29)")."""
+_AFTER_BLOCKS = [
+    rule for rule in _PARSER.core.ruler.getRules("") if rule.__name__ not in _BLOCK_RULES
+]
+"""What `_PARSER` does after its blocks (inline parsing, then what builds on it), in order."""
 
 LIVE_BLOCKS = 1
 """Top-level blocks kept live at the end of a streaming message. A block is final once another
@@ -62,9 +66,8 @@ class Parsed:
         """The tokens with their inline content parsed, as `_PARSER.parse` gives them."""
         if not self.inline_parsed:
             state = StateCore("", _PARSER, self.env, self.tokens)
-            for rule in _PARSER.core.ruler.getRules(""):
-                if rule.__name__ not in _BLOCK_RULES:
-                    rule(state)
+            for rule in _AFTER_BLOCKS:
+                rule(state)
             self.inline_parsed = True
         return self.tokens
 
