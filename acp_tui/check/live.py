@@ -28,8 +28,12 @@ MAX_HOLD = 1.0
 START_DELAY = 1.0
 """The validator starts this long after the first line (the lines wait in the batch): its
 start-up (Python, jsonschema, the schema) must not compete with the app's own first frames."""
-MAX_BACKLOG = 16 << 20
-"""Bytes handed to the validator and not yet taken by it, beyond which lines go unchecked."""
+MAX_BACKLOG = 4 << 20
+"""Bytes handed to the validator and not yet taken by it, beyond which lines go unchecked (said
+once). They are held in memory meanwhile: at 16 MB the backlog of a long flood was ~200 bytes
+of every streamed chunk, most of what the app held above 1 KB a chunk over an 80,000-chunk
+answer (bench/README.md, "Long answers (issue 29)"); 4 MB is still ~16,000 lines of a flood,
+every kind of message in it checked many times over."""
 _TAGS = {"send": b"S", "recv": b"R"}
 
 

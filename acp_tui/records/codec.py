@@ -8,18 +8,16 @@ text blocks joined, which shows the same and keeps rewrites of a growing message
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import msgspec
 
-from acp_tui.protocol.content import ContentBlock, is_plain_text, text_block
 from acp_tui.protocol.updates import Cost
 from acp_tui.session.state import (
     Compaction,
     Message,
     Notice,
     PlanState,
-    Read,
     SessionState,
     TerminalState,
     TimelineItem,
@@ -61,47 +59,10 @@ class Meta(msgspec.Struct, rename="camel", omit_defaults=True):
 _decode_meta = msgspec.json.Decoder(Meta)
 
 
-def encode_item(item: Item, joiner: TextJoiner | None = None) -> tuple[str, bytes]:
-    """(kind, JSON) for one item. A `joiner` remembers what it joined of a growing message.
-    A message of one block (most thoughts and prompts: thousands in a long history) has
-    nothing to join, and is encoded as it is."""
-    kind = KINDS[item.__class__]
-    if kind == "message":
-        message: Any = item
-        if len(message.content) > 1:
-            blocks = joiner.blocks(message) if joiner is not None else join_text(message.content)
-            item = Message(message.id, message.role, message.turn, blocks, message.revision)
-    return kind, _encode(item)
-
-
-class TextJoiner:
-    """`join_text` for messages that grow by appends (streamed chunks): each time, only what
-    was added since the last time is joined on. A message whose content was replaced (its
-    `revision` changed) is joined afresh."""
-
-    def __init__(self) -> None:
-        self._done: dict[int, tuple[int, Read, list[ContentBlock]]] = {}
-
-    def blocks(self, message: Message) -> list[ContentBlock]:
-        content = message.content
-        done = self._done.get(id(message))
-        if done is None or done[0] != message.revision or done[1].blocks > len(content):
-            read = Read()
-            read.added(content)
-            joined = join_text(content)
-        else:
-            _revision, read, joined = done
-            grown, new = read.added(content)
-            added = join_text([text_block(grown), *new] if grown else new)
-            if added and joined and is_plain_text(joined[-1]) and is_plain_text(added[0]):
-                text = joined[-1].text + added.pop(0).text  # type: ignore[operator]
-                joined[-1] = ContentBlock(type="text", text=text)
-            joined += added
-        self._done[id(message)] = (message.revision, read, joined)
-        return joined
-
-    def forget(self, message: Any) -> None:
-        self._done.pop(id(message), None)
+def encode_item(item: Item) -> tuple[str, bytes]:
+    """(kind, JSON) for one item. A message is written with its blocks as the state has them:
+    streamed text is joined there already (`reducer.JOINED_TEXT`)."""
+    return KINDS[item.__class__], _encode(item)
 
 
 def decode_item(kind: str, data: bytes) -> Item | None:
@@ -113,23 +74,6 @@ def decode_item(kind: str, data: bytes) -> Item | None:
         return decoder.decode(data)
     except (msgspec.DecodeError, TypeError, ValueError):
         return None
-
-
-def join_text(blocks: list[ContentBlock]) -> list[ContentBlock]:
-    """Adjacent text blocks that carry nothing but text, joined into one."""
-    joined: list[ContentBlock] = []
-    run: list[str] = []
-    for block in blocks:
-        if is_plain_text(block):
-            run.append(block.text)  # type: ignore[arg-type]
-            continue
-        if run:
-            joined.append(text_block("".join(run)))
-            run = []
-        joined.append(block)
-    if run:
-        joined.append(text_block("".join(run)))
-    return joined
 
 
 def encode_meta(state: SessionState) -> bytes:

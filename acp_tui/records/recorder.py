@@ -20,7 +20,7 @@ import math
 import time
 from typing import TYPE_CHECKING, Any
 
-from acp_tui.records.codec import Item, TextJoiner, encode_item, encode_meta
+from acp_tui.records.codec import Item, encode_item, encode_meta
 from acp_tui.records.store import ConversationRecord, RecordStore
 from acp_tui.session.change import Change
 from acp_tui.session.state import Message
@@ -67,7 +67,6 @@ class Recorder:
         self._next_row = max(self._rows.values(), default=0) + 1
         self._dirty: dict[int, Item] = {}
         self._removed: list[int] = []
-        self._joiner = TextJoiner()
         self._rewrite = rewrite
         self._title: str | None = None
         self._written: tuple[bytes | None, str | None, str | None] | None = None
@@ -118,7 +117,6 @@ class Recorder:
     def _forget(self, item: Any) -> None:
         self._noted = _NOTHING
         self._dirty.pop(id(item), None)
-        self._joiner.forget(item)
         row = self._rows.pop(id(item), None)
         if row is not None:
             self._removed.append(row)
@@ -169,7 +167,7 @@ class Recorder:
             if row is None:
                 row = self._rows[key] = self._next_row
                 self._next_row += 1
-            kind, data = encode_item(item, self._joiner)
+            kind, data = encode_item(item)
             rows.append((row, kind, data))
             taken.append(key)
             if time.perf_counter() > deadline:
@@ -214,7 +212,6 @@ class Recorder:
         self._rows.clear()
         self._next_row = 1
         self._removed.clear()
-        self._joiner = TextJoiner()
         self._rewrite = False
         self._dirty = {id(item): item for item in [*state.timeline, *state.terminals.values()]}
         # Closed (the store learns of it as it closes too): no later turn writes the rest.
