@@ -2,8 +2,8 @@
 
 Each timeline item (message, tool call, plan, notice) and each terminal is one row; the
 session-wide fields a record needs to show the conversation again (title, turn count, usage)
-are one more blob. A message streamed as thousands of text chunks is stored with adjacent plain
-text blocks joined, which shows the same and keeps rewrites of a growing message cheap.
+are one more blob. A message streamed as thousands of text chunks is stored in the few blocks
+the reducer joined them into (`reducer.JOINED_TEXT`).
 """
 
 from __future__ import annotations

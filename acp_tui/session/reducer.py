@@ -135,11 +135,14 @@ def _chunk(role: s.Role) -> Callable[[s.SessionState, Any], Change]:
             and block.annotations is UNSET
         ):
             content.append(block)
-        elif last is joining and len(last.text) < JOINED_TEXT:  # type: ignore[arg-type]
-            last.text += block.text  # type: ignore[operator]
-        elif last is not joining and is_plain_text(last) and len(last.text) < JOINED_TEXT:  # type: ignore[arg-type]
-            # A block of the reducer's own: `last` may be an earlier change's delta.
-            content[-1] = state.joining = text_block(last.text + block.text)  # type: ignore[operator]
+        elif last is joining or is_plain_text(last):
+            text: str = last.text  # type: ignore[assignment]
+            if len(text) >= JOINED_TEXT:
+                content.append(block)
+            elif last is joining:
+                last.text = text + block.text
+            else:  # a new block of the reducer's own: `last` may be an earlier change's delta
+                content[-1] = state.joining = text_block(text + block.text)
         else:
             content.append(block)
         state.last_message = message

@@ -44,9 +44,9 @@ class Message(_Item):
 
 @dataclass(slots=True)
 class Read:
-    """How much of a message's content a reader (a view, the record) has taken: its blocks,
-    and the characters of the last one's text, which grows while text streams (the reducer
-    joins streamed text onto the text block before it)."""
+    """How much of a message's content a reader (the answer and thought views) has taken: its
+    blocks, and the characters of the last one's text, which grows while text streams (the
+    reducer joins streamed text onto the text block before it)."""
 
     blocks: int = 0
     chars: int = 0
