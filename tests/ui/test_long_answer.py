@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
+from typing import Any
 
 import pytest
+import textual.widget
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Size
+from textual.widget import Widget
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
@@ -19,8 +24,9 @@ from acp_tui.protocol.content import text_block
 from acp_tui.session.state import Message
 from acp_tui.ui.screens import SearchScreen
 from acp_tui.ui.widgets import markdown_view
+from acp_tui.ui.widgets import message as message_module
 from acp_tui.ui.widgets.markdown_view import MarkdownView
-from acp_tui.ui.widgets.message import AgentMessage
+from acp_tui.ui.widgets.message import AgentMessage, PartRun
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.agents.flood_agent import SESSION
 from tests.support.pilot import demo_app, send, wait_idle, wait_started, wait_until
@@ -45,6 +51,14 @@ def flood(path: Path, chunks: list[str]) -> Path:
     return path
 
 
+def counted(arrange: Callable[..., Any], calls: list[Widget]) -> Callable[..., Any]:
+    def arrange_counted(widget: Widget, *args: Any, **kwargs: Any) -> Any:
+        calls.append(widget)
+        return arrange(widget, *args, **kwargs)
+
+    return arrange_counted
+
+
 def lines_of(view: MarkdownView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
 
@@ -53,6 +67,7 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(markdown_view, "PART_LINES", 60)
+    monkeypatch.setattr(message_module, "RUN_PARTS", 3)
     numbered = [f"{MARKDOWN_SHOWCASE}\n\nCopy number {n:02} ends here.\n\n" for n in range(COPIES)]
     chunks = [chunk for copy in numbered for chunk in pieces(copy, 6)]
     answer = "".join(chunks)
@@ -78,6 +93,16 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
         ends = [line.strip() for line in shown if "ends here" in line]
         assert ends == [f"Copy number {n:02} ends here." for n in range(COPIES)]
         assert "".join(view.source for view in views) == answer
+        # The views after the first go in runs of `RUN_PARTS`, and a run's height does not
+        # arrange it again for each height of the answer around it (a new one each frame).
+        runs = list(message.query(PartRun))
+        assert len(runs) >= 2 and all(len(run.children) == 3 for run in runs[:-1])
+        arranged: list[Widget] = []
+        monkeypatch.setattr(textual.widget, "arrange", counted(textual.widget.arrange, arranged))
+        width = runs[0].size.width
+        for height in (500, 900, 1300):
+            runs[0].get_content_height(Size(width, height), app.size, width)
+        assert len(arranged) <= 1
         # Blocks are one blank line apart across a view's end too.
         for before, after in pairwise(views):
             assert after.region.y == before.region.bottom + 1
