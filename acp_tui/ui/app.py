@@ -33,6 +33,7 @@ from acp_tui.ui.history import PromptHistory, history_path
 from acp_tui.ui.inbox import Inbox
 from acp_tui.ui.render.lexers import warm_up
 from acp_tui.ui.textual_fixes import mend
+from acp_tui.ui.widgets.markdown_view import text_showing
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_header import SessionHeader
 
@@ -517,7 +518,10 @@ class AcpApp(App[int]):
         await super().on_event(event)
 
     def _busy(self) -> bool:
-        return any(c.session is not None and c.session.busy for c in self.conversations)
+        """A turn runs, or an answer is still appearing: no full collection (it would stall
+        the text for a fifth of a second with a long answer in memory)."""
+        turn = any(c.session is not None and c.session.busy for c in self.conversations)
+        return turn or text_showing()
 
     # -- quitting -----------------------------------------------------------------------------
 

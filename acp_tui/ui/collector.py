@@ -46,7 +46,7 @@ class CollectorPace:
         set_timer: Callable[[float, Callable[[], None]], object],
     ) -> None:
         self._busy = busy
-        """Whether a turn runs (no full collection then)."""
+        """Whether a turn runs or an answer is still appearing (no full collection then)."""
         self._set_interval = set_interval
         self._set_timer = set_timer
         self._thresholds: tuple[int, int, int] | None = None

@@ -4,6 +4,7 @@ command line (`cli.main`), then on, with what start-up made frozen and its garba
 from __future__ import annotations
 
 import gc
+import time
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from acp_tui.ui import collector
-from tests.support.pilot import demo_app, demo_workspace, wait_until
+from acp_tui.ui.widgets import markdown_view
+from acp_tui.ui.widgets.markdown_view import MarkdownView
+from tests.support.pilot import demo_app, demo_workspace, wait_started, wait_until
 
 
 @pytest.fixture
@@ -40,3 +43,25 @@ async def test_the_collector_is_on_after_the_first_frame_and_startup_garbage_fre
         await wait_until(pilot, gc.isenabled, timeout=5)
         assert gc.get_freeze_count() > 0  # what start-up made, out of the young collections
         assert garbage() is None  # collected before the freeze, not kept forever
+
+
+async def test_no_full_collection_while_an_answer_is_still_appearing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A flood is shown for long after its turn ended (the agent wrote it all at once): a full
+    collection then, with the answer in memory, stalled the text for ~0.2 s. It waits until
+    no view has taken text in for `QUIET` seconds."""
+    monkeypatch.setattr(collector, "IDLE_BEFORE_FULL_COLLECTION", 0.0)
+    monkeypatch.setattr(collector, "FULL_COLLECTION_EVERY", 0.0)
+    full: list[object] = []
+    app = demo_app(demo_workspace(tmp_path / "workspace"), tmp_path / "state")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        monkeypatch.setattr(collector.gc, "collect", lambda *args: full.append(args) or 0)
+        # As a view does when it takes text in:
+        monkeypatch.setattr(MarkdownView, "last_text", time.monotonic())
+        app._collector._collect_when_idle()
+        assert full == []
+        monkeypatch.setattr(MarkdownView, "last_text", time.monotonic() - markdown_view.QUIET)
+        app._collector._collect_when_idle()
+        assert len(full) == 1

@@ -386,11 +386,7 @@ class MarkdownView(StripsView):
 
     def _may_catch_up(self) -> bool:
         """After a pause in the text, and in turn (`behind`)."""
-        return (
-            not self._pending
-            and time.monotonic() >= MarkdownView.last_text + QUIET
-            and _turn_to_catch_up() is self
-        )
+        return not self._pending and not text_showing() and _turn_to_catch_up() is self
 
     def _catch_up(self, deadline: float) -> None:
         """Render estimated pieces (the latest first: the likeliest to be scrolled to) until
@@ -553,6 +549,12 @@ class MarkdownView(StripsView):
         if line is None:
             return Strip.blank(width, base)
         return line.apply_style(base)
+
+
+def text_showing() -> bool:
+    """Whether a view was given text or took some in within `QUIET` seconds: an answer is still
+    appearing (a flood shows for long after its turn ended)."""
+    return time.monotonic() < MarkdownView.last_text + QUIET
 
 
 def _turn_to_catch_up() -> MarkdownView | None:
