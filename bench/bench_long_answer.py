@@ -23,7 +23,12 @@ over 80,000 chunks; no stall over 20 ms.
 `--profile`: one run of the longest length with the app sampling its own main thread (every
 `--interval` seconds, from a thread of its own, `sys._current_frames`) from Enter to the
 sentinel; the stacks are written, collapsed (one `frame;frame;... count` a line, flame-graph
-style) to `--profile-out`, and the functions seen most are printed.
+style) to `--profile-out`, and the functions seen most are printed. Then, for each fifth of
+the answer: its frames (each frame's output handed to Textual's writer thread), the median gap
+between two, and what a frame's main thread spent in reading, parsing, rendering, layout and
+compositing (ms a frame, from the samples' shares); and each full collection of the cycle
+collector, with its length. The app runs with a switch interval of 1 ms, so that the sampler
+gets the interpreter within a ms.
 
 `--keys`: a key is typed into the prompt every 0.1 s while the answer streams (each a Greek
 letter, in neither the answer nor the app's chrome, erased once echoed), timed from written to
@@ -49,6 +54,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import fcntl
+import itertools
 import json
 import os
 import pty
@@ -92,13 +98,35 @@ BACKSPACE = b"\x7f"
 HOG = "while True: pass"
 
 PROFILER = """
-import atexit, collections, os, runpy, sys, threading, time
+import atexit, collections, gc, os, runpy, sys, threading, time
 
 interval, out, start_file, stop_file = float(sys.argv[1]), *sys.argv[2:5]
 sys.argv = ["acp_tui", *sys.argv[5:]]
 main = threading.main_thread().ident
-stacks = collections.Counter()
+sys.setswitchinterval(0.001)  # the sampler gets the interpreter within a ms, not 5
+samples = []  # (time, stack)
+writes = []  # when a frame's output was handed to Textual's writer thread
+collections_ = []  # (start, seconds) of each full collection
 objects = collections.Counter()
+
+import textual.drivers._writer_thread as writer_thread
+
+queue_write = writer_thread.WriterThread.write
+
+def write_timed(self, text):
+    writes.append(time.perf_counter())
+    queue_write(self, text)
+
+writer_thread.WriterThread.write = write_timed
+collection_start = [0.0]
+
+def collected(phase, info):
+    if phase == "start":
+        collection_start[0] = time.perf_counter()
+    elif info["generation"] == 2:
+        collections_.append((collection_start[0], time.perf_counter() - collection_start[0]))
+
+gc.callbacks.append(collected)
 
 def sample():
     while not os.path.exists(start_file):
@@ -111,20 +139,25 @@ def sample():
             where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
             names.append(f"{code.co_name} ({where})")
             frame = frame.f_back
-        stacks[";".join(reversed(names))] += 1
+        samples.append((time.perf_counter(), ";".join(reversed(names))))
         time.sleep(interval)
     objects.update(census())
 
 def write():
+    stacks = collections.Counter(stack for _, stack in samples)
     with open(out, "w") as file:
         for stack, count in stacks.most_common():
             file.write(f"{stack} {count}\\n")
     with open(out + ".objects", "w") as file:
         for name, (count, size) in sorted(objects.items(), key=lambda kv: -kv[1][1])[:40]:
             file.write(f"{count:>10} {size:>12} {name}\\n")
+    start, stop = samples[0][0], samples[-1][0]
+    with open(out + ".timeline", "w") as file:
+        file.writelines(f"W {at}\\n" for at in writes if start <= at <= stop)
+        file.writelines(f"C {at} {seconds}\\n" for at, seconds in collections_ if at >= start)
+        file.writelines(f"S {at} {stack}\\n" for at, stack in samples)
 
 def census():
-    import gc
     counts = collections.Counter()
     for thing in gc.get_objects():
         kind = type(thing)
@@ -479,6 +512,52 @@ def profile_run(
     print("\nwithin (inclusive):")
     for frame, samples in inclusive.most_common(45):
         print(f"  {samples / total:6.1%}  {frame}")
+    frames_by_fifth(out.with_name(out.name + ".timeline"))
+
+
+FRAME_PARTS = {
+    "reading": "_receive_run (",
+    "view flush": "flush (markdown_view",
+    "parsing": "_fold_pending (",
+    "rendering": "_take_waiting (",
+    "screen update": "_refresh_layout (",
+    "reflow": "reflow (",
+    "arranging": "arrange (_arrange",
+    "compositing": "_compositor_refresh (",
+}
+"""What a frame's time is given to, by a function seen in the stack (inclusive)."""
+
+
+def frames_by_fifth(timeline: Path) -> None:
+    """Frames over each fifth of the answer: how many, the median gap between two, what a
+    frame's main thread did (ms a frame, from the samples' shares), and full collections."""
+    writes: list[float] = []
+    samples: list[tuple[float, str]] = []
+    collections: list[tuple[float, float]] = []
+    for line in timeline.read_text().splitlines():
+        kind, when, rest = [*line.split(" ", 2), ""][:3]
+        if kind == "W":
+            writes.append(float(when))
+        elif kind == "C":
+            collections.append((float(when), float(rest)))
+        else:
+            samples.append((float(when), rest))
+    start, span = writes[0], writes[-1] - writes[0]
+    print("\nframes by fifth of the answer (ms a frame):")
+    print(f"  {'fifth':>5} {'frames':>6} {'gap':>5}  " + " ".join(f"{n:>13}" for n in FRAME_PARTS))
+    for fifth in range(5):
+        low, high = start + span * fifth / 5, start + span * (fifth + 1) / 5
+        frames = [at for at in writes if low <= at < high]
+        inside = [stack for at, stack in samples if low <= at < high]
+        if len(frames) < 2 or not inside:
+            continue
+        gap = statistics.median(b - a for a, b in itertools.pairwise(frames)) * 1000
+        per_frame = (high - low) * 1000 / len(frames) / len(inside)
+        shares = [sum(key in stack for stack in inside) * per_frame for key in FRAME_PARTS.values()]
+        row = " ".join(f"{ms:13.1f}" for ms in shares)
+        print(f"  {fifth + 1:>5} {len(frames):>6} {gap:5.0f}  {row}")
+    for at, seconds in collections:
+        print(f"full collection at {at - start:.2f} s into the answer: {seconds * 1000:.0f} ms")
 
 
 def memory_run(

@@ -188,6 +188,9 @@ class PartRun(Widget):
         height: auto;
     }
     """
+    BLANK = True
+    """It draws nothing itself (its views do, over it): Textual's default renders a widget's
+    whole height first, thousands of blank lines every frame the last run grows."""
 
     def __init__(self, first: MarkdownView) -> None:
         super().__init__(first)
