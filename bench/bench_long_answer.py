@@ -103,8 +103,9 @@ import atexit, collections, gc, os, runpy, sys, threading, time
 interval, out, start_file, stop_file = float(sys.argv[1]), *sys.argv[2:5]
 sys.argv = ["acp_tui", *sys.argv[5:]]
 main = threading.main_thread().ident
+cpu_clock = time.pthread_getcpuclockid(main)
 sys.setswitchinterval(0.001)  # the sampler gets the interpreter within a ms, not 5
-samples = []  # (time, stack)
+samples = []  # (time, the main thread's CPU time, stack)
 writes = []  # when a frame's output was handed to Textual's writer thread
 collections_ = []  # (start, seconds) of each full collection
 objects = collections.Counter()
@@ -139,12 +140,13 @@ def sample():
             where = f"{os.path.basename(code.co_filename)}:{code.co_firstlineno}"
             names.append(f"{code.co_name} ({where})")
             frame = frame.f_back
-        samples.append((time.perf_counter(), ";".join(reversed(names))))
+        stack = ";".join(reversed(names))
+        samples.append((time.perf_counter(), time.clock_gettime(cpu_clock), stack))
         time.sleep(interval)
     objects.update(census())
 
 def write():
-    stacks = collections.Counter(stack for _, stack in samples)
+    stacks = collections.Counter(stack for _, _, stack in samples)
     with open(out, "w") as file:
         for stack, count in stacks.most_common():
             file.write(f"{stack} {count}\\n")
@@ -155,7 +157,7 @@ def write():
     with open(out + ".timeline", "w") as file:
         file.writelines(f"W {at}\\n" for at in writes if start <= at <= stop)
         file.writelines(f"C {at} {seconds}\\n" for at, seconds in collections_ if at >= start)
-        file.writelines(f"S {at} {stack}\\n" for at, stack in samples)
+        file.writelines(f"S {at} {cpu} {stack}\\n" for at, cpu, stack in samples)
 
 def census():
     counts = collections.Counter()
@@ -529,10 +531,11 @@ FRAME_PARTS = {
 
 
 def frames_by_fifth(timeline: Path) -> None:
-    """Frames over each fifth of the answer: how many, the median gap between two, what a
-    frame's main thread did (ms a frame, from the samples' shares), and full collections."""
+    """Frames over each fifth of the answer: how many, the median gap between two, the main
+    thread's CPU time a frame and what it went to (from the samples' shares), and full
+    collections. CPU time, not the clock's: other processes slow a frame, not its work."""
     writes: list[float] = []
-    samples: list[tuple[float, str]] = []
+    samples: list[tuple[float, float, str]] = []
     collections: list[tuple[float, float]] = []
     for line in timeline.read_text().splitlines():
         kind, when, rest = [*line.split(" ", 2), ""][:3]
@@ -541,20 +544,24 @@ def frames_by_fifth(timeline: Path) -> None:
         elif kind == "C":
             collections.append((float(when), float(rest)))
         else:
-            samples.append((float(when), rest))
+            cpu_time, _, stack = rest.partition(" ")
+            samples.append((float(when), float(cpu_time), stack))
     start, span = writes[0], writes[-1] - writes[0]
-    print("\nframes by fifth of the answer (ms a frame):")
-    print(f"  {'fifth':>5} {'frames':>6} {'gap':>5}  " + " ".join(f"{n:>13}" for n in FRAME_PARTS))
+    print("\nframes by fifth of the answer (the main thread's CPU ms a frame):")
+    names = " ".join(f"{name:>13}" for name in ["CPU", *FRAME_PARTS])
+    print(f"  {'fifth':>5} {'frames':>6} {'gap':>5}  {names}")
     for fifth in range(5):
         low, high = start + span * fifth / 5, start + span * (fifth + 1) / 5
         frames = [at for at in writes if low <= at < high]
-        inside = [stack for at, stack in samples if low <= at < high]
-        if len(frames) < 2 or not inside:
+        inside = [(cpu, stack) for at, cpu, stack in samples if low <= at < high]
+        if len(frames) < 2 or len(inside) < 2:
             continue
         gap = statistics.median(b - a for a, b in itertools.pairwise(frames)) * 1000
-        per_frame = (high - low) * 1000 / len(frames) / len(inside)
-        shares = [sum(key in stack for stack in inside) * per_frame for key in FRAME_PARTS.values()]
-        row = " ".join(f"{ms:13.1f}" for ms in shares)
+        cpu = (inside[-1][0] - inside[0][0]) * 1000 / len(frames)
+        shares = [
+            sum(key in stack for _, stack in inside) / len(inside) for key in FRAME_PARTS.values()
+        ]
+        row = " ".join(f"{ms:13.1f}" for ms in [cpu, *(share * cpu for share in shares)])
         print(f"  {fifth + 1:>5} {len(frames):>6} {gap:5.0f}  {row}")
     for at, seconds in collections:
         print(f"full collection at {at - start:.2f} s into the answer: {seconds * 1000:.0f} ms")
