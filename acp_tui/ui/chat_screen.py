@@ -91,13 +91,17 @@ class ChatScreen(Screen[None]):
         """The prompt handed to the agent whose turn has not ended."""
         self.dialogs = Dialogs(self, self._waiting_questions)
         """The permission and question dialogs, mounted when the agent first asks."""
+        self.transcript = Transcript(id="transcript")
+        self.inspector = Inspector(id="inspector")
+        """Both held, not queried: each update the agent sends reaches them (a query an update
+        was a tenth of the reading of a flood)."""
 
     def compose(self) -> ComposeResult:
         yield SessionBar(id="sessions")
         yield SessionHeader(id="header")
         with Horizontal(id="main"):
             with Vertical(id="conversation"):
-                yield Transcript(id="transcript")
+                yield self.transcript
                 yield Static(
                     "↓ not following the stream · ctrl+end follows", id="paused", markup=False
                 )
@@ -107,7 +111,7 @@ class ChatScreen(Screen[None]):
                 yield AttachmentBar(id="attachments")
                 yield PromptInput(id="prompt", placeholder="Ask the agent…  (Enter sends)")
                 yield UsageBar(id="usage")
-            yield Inspector(id="inspector")
+            yield self.inspector
         yield KeyFooter(id="footer")
 
     def on_mount(self) -> None:
@@ -132,7 +136,7 @@ class ChatScreen(Screen[None]):
         self.app.notify(
             message.splitlines()[0], title="The agent could not start", severity="error"
         )
-        self.query_one(Transcript).mount(failure_line(message))
+        self.transcript.mount(failure_line(message))
 
     def agent_exited(self, description: str) -> None:
         self.query_one(SessionHeader).status = "exited"
@@ -155,7 +159,7 @@ class ChatScreen(Screen[None]):
         header = self.query_one(SessionHeader)
         if header.status in ("exited", "starting"):
             header.status = session.state.status
-        transcript = self.query_one(Transcript)
+        transcript = self.transcript
         transcript.attach(session.state, self.workspace)
         if not session.state.timeline:
             transcript.welcome(self.query_one(SessionHeader).agent)
@@ -182,7 +186,7 @@ class ChatScreen(Screen[None]):
 
     def _apply(self, change: Change) -> None:
         kind = change.kind
-        self.query_one(Transcript).show(change)
+        self.transcript.show(change)
         if kind in ("status", "notice"):
             # A turn's end, or a notice that the agent withdrew a request: both answer
             # requests elsewhere than in the dialogs.
@@ -288,7 +292,7 @@ class ChatScreen(Screen[None]):
             await conversation.run_turn(prompt)
         finally:
             self._sending = None
-        self.query_one(Transcript).turn_ended()
+        self.transcript.turn_ended()
         self._sync_busy()
         self._send_next()
 
@@ -433,7 +437,7 @@ class ChatScreen(Screen[None]):
         menu.show([Completion(path) for path in rank(self.files, query)], "@")
 
     def protocol_violation(self, problem: str) -> None:
-        self.query_one(Inspector).add("violation", problem)
+        self.inspector.add("violation", problem)
         self.query_one(UsageBar).violations += 1
 
     @work(thread=True, exclusive=True, group="files")
@@ -537,16 +541,16 @@ class ChatScreen(Screen[None]):
         return True
 
     def action_scroll_transcript(self, direction: int) -> None:
-        self.query_one(Transcript).scroll_pages(direction)
+        self.transcript.scroll_pages(direction)
 
     def action_follow(self) -> None:
-        self.query_one(Transcript).action_follow()
+        self.transcript.action_follow()
 
     def action_browse(self) -> None:
-        self.query_one(Transcript).focus_last()
+        self.transcript.focus_last()
 
     def action_toggle_inspector(self) -> None:
-        self.query_one(Inspector).toggle()
+        self.inspector.toggle()
 
     def action_changes(self, turn: int | None = None) -> None:
         """The changes view: what each turn changed in the workspace, and undo."""

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 
 from acp_tui.conversation.front_end import FrontEnd
 from acp_tui.protocol.jsonrpc import RpcError
-from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.session_header import SessionHeader
 
 if TYPE_CHECKING:
@@ -208,7 +207,7 @@ class ConversationView(FrontEnd):
 
     def inspect(self, kind: str, text: str) -> None:
         with contextlib.suppress(Exception):
-            self._chat().query_one(Inspector).add(kind, text)
+            self._chat().inspector.add(kind, text)
 
     def violation(self, problem: str) -> None:
         """The live check found a message that breaks the schema: shown in the inspector and
