@@ -33,7 +33,7 @@ from acp_tui.ui.history import PromptHistory, history_path
 from acp_tui.ui.inbox import Inbox
 from acp_tui.ui.render.lexers import warm_up
 from acp_tui.ui.textual_fixes import mend
-from acp_tui.ui.widgets.markdown_view import text_showing
+from acp_tui.ui.widgets.markdown_view import key_pressed, text_showing
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.session_header import SessionHeader
 
@@ -515,6 +515,8 @@ class AcpApp(App[int]):
         if isinstance(event, events.InputEvent):
             self._collector.input()
             self.inbox.touched()
+            if isinstance(event, events.Key):
+                key_pressed()
         await super().on_event(event)
 
     def _busy(self) -> bool:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from collections.abc import Callable
 from itertools import pairwise
 from pathlib import Path
@@ -153,6 +154,38 @@ async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it() -
         await wait_until(pilot, lambda: view.shown, timeout=60)
         assert not view._pending
         assert view.source == rest
+
+
+async def test_frames_take_in_less_while_the_user_types(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A flood's frame parses for `PARSE_TIME`, a share of the frame large enough for the
+    display to keep up with the agent; while the user types, frames parse for
+    `TYPING_PARSE_TIME` only, so that a key waits less for the frame under way."""
+    monkeypatch.setattr(markdown_view, "TYPING_PARSE_TIME", 0.0)  # none: what typing changes
+    rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(400))
+    app = _RestApp(rest)
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = app.query_one(MarkdownView)
+        await wait_until(pilot, lambda: view._pending_size() < len(rest))
+        monkeypatch.setattr(MarkdownView, "last_key", time.monotonic())
+        left = view._pending_size()
+        view.flush()
+        assert view._pending_size() == left
+        monkeypatch.setattr(MarkdownView, "last_key", time.monotonic() - markdown_view.TYPING)
+        view.flush()
+        assert view._pending_size() < left
+
+
+async def test_a_key_press_counts_as_typing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(MarkdownView, "last_key", 0.0)
+    app = demo_app(tmp_path, tmp_path / "state")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        await pilot.press("a")
+        assert time.monotonic() - MarkdownView.last_key < markdown_view.TYPING
 
 
 class _AnswerApp(App[None]):

@@ -49,9 +49,15 @@ FOLD_STEP = 2048
 """Characters of new text parsed at a time (a small share of what markdown-it parses in a
 frame's `PARSE_TIME`: bench/README.md, "Streaming"; each parse also parses the tail again, so
 not much less)."""
-PARSE_TIME = 0.005
-"""Seconds a frame may spend parsing new text (a few KB: bench/README.md, "Streaming"): the
-rest waits for the next frame instead of freezing the UI."""
+PARSE_TIME = 0.015
+"""Seconds a frame may spend parsing new text (~20 KB): the rest waits for the next frame. In a
+flood a frame also renders the screenful it shows and the screen is composed again, ~40 ms in
+all: at 5 ms of parsing, the display took in a tenth of the frame and fell far behind the agent
+(bench/README.md, "Long answers (issue 29)")."""
+TYPING_PARSE_TIME = 0.005
+"""`PARSE_TIME` while the user types (a key within `TYPING` seconds): shorter frames, so that a
+key waits less for the frame under way."""
+TYPING = 1.0
 FOLD_TIME = 0.010
 """Seconds a frame may spend taking in new text in all (parsing, rendering what will be seen,
 catching up on estimated heights): with the screen's update, a frame stays under 20 ms."""
@@ -99,6 +105,8 @@ class MarkdownView(StripsView):
     """When any view was last given text or took some in (`time.monotonic`): the catch-up
     waits for a pause of all of them. In a flood the text is all given at once and taken in
     over many frames, by the last of the views (those handed over from get no more)."""
+    last_key = 0.0
+    """When the user last pressed a key (`time.monotonic`): see `TYPING_PARSE_TIME`."""
     behind: ClassVar[list[MarkdownView]] = []
     """Views with estimated blocks, in turn: the last one in (the likeliest to be scrolled
     back to) catches up, a frame's worth at a time, and the others check back now and then (a
@@ -223,7 +231,9 @@ class MarkdownView(StripsView):
         started = time.perf_counter()
         # A view takes in no more than its part: in a flood a frame parses hundreds of lines.
         room = PART_LINES - self._frozen_height if self.overflow is not None else None
-        while self._pending and time.perf_counter() < started + PARSE_TIME:
+        typing = time.monotonic() < MarkdownView.last_key + TYPING
+        deadline = started + (TYPING_PARSE_TIME if typing else PARSE_TIME)
+        while self._pending and time.perf_counter() < deadline:
             lines = self._fold_pending(FOLD_STEP)
             if room is not None and (room := room - lines) <= 0:
                 break
@@ -549,6 +559,11 @@ class MarkdownView(StripsView):
         if line is None:
             return Strip.blank(width, base)
         return line.apply_style(base)
+
+
+def key_pressed() -> None:
+    """The user pressed a key: for `TYPING` seconds, frames parse for `TYPING_PARSE_TIME`."""
+    MarkdownView.last_key = time.monotonic()
 
 
 def text_showing() -> bool:
