@@ -18,6 +18,15 @@ from acp_tui.ui.widgets.markdown_view import MarkdownView
 FLOOD = (MARKDOWN_SHOWCASE + "\n\n") * 12
 
 
+@pytest.fixture(autouse=True)
+def floods_taken_in_at_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A frame takes a flood in at once, whatever the machine's load (or a key an earlier test
+    pressed): the blocks above the last screenful are estimated, left to catch up, as these
+    tests need."""
+    monkeypatch.setattr(markdown_view, "PARSE_TIME", 60.0)
+    monkeypatch.setattr(markdown_view, "TYPING_PARSE_TIME", 60.0)
+
+
 class Flooded(App[None]):
     def compose(self) -> ComposeResult:
         with VerticalScroll():
@@ -107,16 +116,10 @@ class TwoFlooded(App[None]):
         self.query_one("#hidden").display = False
 
 
-async def test_a_view_hidden_before_it_caught_up_does_not_hold_up_the_others(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_a_view_hidden_before_it_caught_up_does_not_hold_up_the_others() -> None:
     """A view whose turn it is to catch up, hidden and no longer measured (as after a theme
     change), gives the turn up; views removed leave the queue; a hidden view's text does not
     put off the others' catch-up."""
-    # A frame takes the flood in at once, whatever the machine's load (or a key pressed by an
-    # earlier test): the blocks above the last screenful are estimated, left to catch up.
-    monkeypatch.setattr(markdown_view, "PARSE_TIME", 60.0)
-    monkeypatch.setattr(markdown_view, "TYPING_PARSE_TIME", 60.0)
     app = TwoFlooded()
     async with app.run_test(size=(100, 30)) as pilot:
         first, second = (
