@@ -7,11 +7,11 @@ and rendered again on each frame. A frame therefore costs the size of the tail, 
 message, and a message of 20,000 chunks streams as smoothly as one of twenty.
 
 When text comes faster than Rich renders it (a fast agent, a replay), a frame takes in what
-it can in `FOLD_TIME`: text is parsed a few KB at a time (markdown-it is much faster than Rich:
-bench/README.md, "Streaming"), finished blocks are rendered in order while time remains, and
-the blocks left over would scroll past unseen: only the last screenful of them is rendered,
-the others get an estimated height. An estimated block is rendered when it is shown, or by
-the catch-up that runs in later frames once no view has had text for `QUIET` seconds
+it parses in `PARSE_TIME`: text is parsed a few KB at a time (markdown-it is much faster than
+Rich: bench/README.md, "Streaming"). The blocks it finished are rendered; when they are more
+than a screenful, the rest would scroll past unseen, so only the last screenful is rendered
+and the others get an estimated height. An estimated block is rendered when it is shown, or
+by the catch-up that runs in later frames once no view has had text for `QUIET` seconds
 (`settled` waits for it; `shown` does not): while a flood goes on, its frames go to what is
 seen.
 
@@ -58,9 +58,10 @@ TYPING_PARSE_TIME = 0.005
 """`PARSE_TIME` while the user types (a key within `TYPING` seconds): shorter frames, so that a
 key waits less for the frame under way."""
 TYPING = 1.0
+"""Seconds after a key press during which the user counts as typing."""
 FOLD_TIME = 0.010
-"""Seconds a frame may spend taking in new text in all (parsing, rendering what will be seen,
-catching up on estimated heights): with the screen's update, a frame stays under 20 ms."""
+"""Seconds a frame may spend catching up on estimated heights (once the text paused): with the
+screen's update, such a frame stays under 20 ms."""
 PART_LINES = 1000
 """Lines of finished blocks after which a long answer goes on in a new view (`overflow`): Textual
 pays for a widget that changes size in proportion to its height, every frame it grows, so an
