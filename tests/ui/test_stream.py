@@ -106,6 +106,11 @@ async def test_blocks_no_one_sees_wait_for_a_pause_in_the_text(
 
 
 class TwoFlooded(App[None]):
+    # The scrollbar is there from the start: one appearing with the first flood would narrow
+    # the views, and a view laid out at a new width measures every block exactly (no estimate
+    # left to catch up on, a frame or two after the flood was shown).
+    CSS = "VerticalScroll { overflow-y: scroll; }"
+
     def compose(self) -> ComposeResult:
         with VerticalScroll():
             yield MarkdownView(id="first")
