@@ -140,16 +140,20 @@ class _RestApp(App[None]):
             yield MarkdownView(self.rest, continued=True)
 
 
-async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it() -> None:
+async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """A view that goes on from another is handed all of the answer's rest (megabytes in a
-    flood); each frame takes in a few KB of it. The rest stays the one string it was given,
-    read from an offset, not cut into a new copy of what is left every frame, and all of it
-    is taken in."""
+    flood); each frame takes in part of it. The rest stays the one string it was given, read
+    from an offset, not cut into a new copy of what is left every frame, and all of it is
+    taken in."""
+    monkeypatch.setattr(markdown_view, "SKIM_TEXT", 16 * 1024)  # a frame takes in ~20 KB
     rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(400))
     app = _RestApp(rest)
     async with app.run_test(size=(100, 40)) as pilot:
         view = app.query_one(MarkdownView)
-        await wait_until(pilot, lambda: view._taken > 0)
+        await wait_until(pilot, lambda: view._pending_size() < len(rest))
+        assert view._taken > 0
         assert view._pending[0] is rest
         await wait_until(pilot, lambda: view.shown, timeout=60)
         assert not view._pending
@@ -163,6 +167,7 @@ async def test_frames_take_in_less_while_the_user_types(
     display to keep up with the agent; while the user types, frames parse for
     `TYPING_PARSE_TIME` only, so that a key waits less for the frame under way."""
     monkeypatch.setattr(markdown_view, "TYPING_PARSE_TIME", 0.0)  # none: what typing changes
+    monkeypatch.setattr(markdown_view, "SKIM_PIECE", 10**9)  # all of the text is parsed
     rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(400))
     app = _RestApp(rest)
     async with app.run_test(size=(100, 40)) as pilot:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from itertools import pairwise
 
 import pytest
 from textual.app import App, ComposeResult
@@ -17,6 +18,7 @@ from acp_tui.ui.render.markdown import (
     finished_blocks,
     split_blocks,
 )
+from acp_tui.ui.render.markdown_cuts import block_cuts
 from acp_tui.ui.render.strip_cache import StripCache
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 
@@ -59,6 +61,57 @@ def test_any_chunking_finishes_the_same_blocks() -> None:
 def _blocks(text: str) -> list[str]:
     starts = block_starts(text)
     return [text[a:b] for a, b in zip(starts, [*starts[1:], len(text)], strict=False)]
+
+
+TRICKY_BLOCKS = [
+    "```py\ncode\n\nnot a paragraph\n\n```\n",
+    "~~~~\n```\n\nstill code\n~~~~\n",
+    "``` not ` a fence\n\nparagraph\n",
+    "<!-- a comment\n\nstill the comment\n\n-->\n",
+    "<script>\nlet a = 1;\n\nnot markdown\n</script>\n",
+    "<div>\nends at a blank line\n\n",
+    "<!DOCTYPE html>\n",
+    "- one\n\n- two, a loose list\n\n  more of two\n",
+    "1. first\n\n2. second\n\n10) another list\n",
+    "- item\n\n  ```\n  fenced in the item\n\n  still fenced\n  ```\n",
+    "    indented code\n\n    more of it\n",
+    "> quote\n>\n> more quote\n",
+    "> quote\n\n> another quote\n",
+    "| a | b |\n|---|---|\n| 1 | 2 |\n",
+    "Title\n=====\n",
+    "---\n",
+    "* * *\n",
+    "plain paragraph\nwith a second line\n",
+    "[ref]: https://example.com\n",
+    "\n\n\n",
+]
+
+
+def test_block_cuts_fall_between_the_blocks_the_whole_text_has() -> None:
+    """Each part cut at `block_cuts` parses alone to the very tokens the whole text has there
+    (tricky blocks in random order: fences and HTML with blank lines, loose lists, indented
+    code, quotes); a text of plain blocks is cut between every two of them, or after `start` and
+    `step` apart."""
+    rng = random.Random(7)
+    for _ in range(200):
+        text = "\n".join(rng.choice(TRICKY_BLOCKS) for _ in range(rng.randint(1, 12)))
+        cuts = block_cuts(text)
+        edges = [0, *cuts, len(text)]
+        parts = [text[a:b] for a, b in pairwise(edges)]
+        assert [t for part in parts for t in _tokens(part)] == _tokens(text), text
+    plain = "# Title\n\npara one\n\npara two\nline\n\n```\ncode\n```\n\nlast"
+    assert block_cuts(plain) == block_starts(plain)[1:]
+    starts = block_starts(plain)
+    assert block_cuts(plain, start=plain.index("para two")) == starts[3:]
+    assert block_cuts(plain, step=starts[2]) == [starts[1], starts[3]]
+
+
+def _tokens(text: str) -> list[tuple[str, str, str, str]]:
+    return [
+        (token.type, token.tag, token.content, token.info)
+        for block in split_blocks(text)
+        for token in block.parsed.tokens
+    ]
 
 
 def test_a_block_split_from_the_rest_is_parsed_as_if_parsed_whole() -> None:

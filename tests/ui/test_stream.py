@@ -12,6 +12,8 @@ from textual.pilot import Pilot
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
+from acp_tui.ui.render import markdown
+from acp_tui.ui.render.markdown import SourceBlock, split_blocks
 from acp_tui.ui.widgets import markdown_view
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 
@@ -71,6 +73,28 @@ async def test_a_flood_ends_exactly_as_if_every_block_had_been_rendered() -> Non
         await pilot.pause()
         assert flooded.source == FLOOD
         assert flooded.virtual_size.height == reference.virtual_size.height
+        assert lines(flooded) == lines(reference)
+
+
+async def test_a_flood_is_parsed_only_where_it_is_rendered(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The text far above the screen is cut into pieces without being parsed: while the flood
+    is taken in, most of it is not parsed; each piece is, once it is rendered."""
+    parsed: list[str] = []
+
+    def counted(source: str) -> list[SourceBlock]:
+        parsed.append(source)
+        return split_blocks(source)
+
+    monkeypatch.setattr(markdown, "split_blocks", counted)
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        parsed.clear()  # the reference's
+        flooded, reference = await flood(pilot, [FLOOD])
+        assert sum(map(len, parsed)) < len(FLOOD) / 4
+        await wait_for(lambda: flooded.settled)
         assert lines(flooded) == lines(reference)
 
 

@@ -10,7 +10,9 @@ When text comes faster than Rich renders it (a fast agent, a replay), a frame ta
 it parses in `PARSE_TIME`: text is parsed a few KB at a time (markdown-it is much faster than
 Rich: bench/README.md, "Streaming"). The blocks it finished are rendered; when they are more
 than a screenful, the rest would scroll past unseen, so only the last screenful is rendered
-and the others get an estimated height. An estimated block is rendered when it is shown, or
+and the others get an estimated height. Text that far behind is not even parsed: it is cut
+into pieces of several blocks at `block_cuts` (a regex scan, ~50x cheaper than parsing), each
+parsed when it is rendered. An estimated block is rendered when it is shown, or
 by the catch-up that runs in later frames once no view has had text for `QUIET` seconds
 (`settled` waits for it; `shown` does not): while a flood goes on, its frames go to what is
 seen.
@@ -36,6 +38,7 @@ from textual.timer import Timer
 
 from acp_tui.protocol.content import ContentBlock
 from acp_tui.ui.render.chips import chip_text
+from acp_tui.ui.render.markdown_cuts import block_cuts
 from acp_tui.ui.render.strip_cache import STRIPS
 from acp_tui.ui.widgets.heights import wrapped_lines
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
@@ -54,6 +57,12 @@ PARSE_TIME = 0.015
 flood a frame also renders the screenful it shows and the screen is composed again, ~40 ms in
 all: at 5 ms of parsing, the display took in a tenth of the frame and fell far behind the agent
 (bench/README.md, "Long answers (issue 29)")."""
+SKIM_PIECE = 1024
+"""Characters of skimmed text (see `_skim`) in one piece, at least: a piece is parsed and
+rendered at once when it is shown or caught up on (~2-4 ms a KB, as a frame parses)."""
+SKIM_TEXT = 256 * 1024
+"""Characters a view with no `overflow` skims in a frame, at most (a view that has one skims
+what fills its part)."""
 TYPING_PARSE_TIME = 0.005
 """`PARSE_TIME` while the user types (a key within `TYPING` seconds): shorter frames, so that a
 key waits less for the frame under way."""
@@ -97,6 +106,9 @@ class _Piece:
     """The piece's first line in the widget (blank separator lines included)."""
     estimated: bool = False
     """`height` is a guess: the piece scrolled past unseen in a flood, never rendered."""
+    several: bool = False
+    """`markdown` is several blocks, skimmed in a flood (`_skim`): each is rendered as a piece
+    of its own would be, one blank line apart."""
 
 
 class MarkdownView(StripsView):
@@ -234,10 +246,11 @@ class MarkdownView(StripsView):
         room = PART_LINES - self._frozen_height if self.overflow is not None else None
         typing = time.monotonic() < MarkdownView.last_key + TYPING
         deadline = started + (TYPING_PARSE_TIME if typing else PARSE_TIME)
-        while self._pending and time.perf_counter() < deadline:
+        room = self._skim(room)
+        while self._pending and (room is None or room > 0) and time.perf_counter() < deadline:
             lines = self._fold_pending(FOLD_STEP)
-            if room is not None and (room := room - lines) <= 0:
-                break
+            if room is not None:
+                room -= lines
         if self._waiting:
             self._take_waiting()
         if self.overflow is not None and self._frozen_height >= PART_LINES and not self._waiting:
@@ -302,11 +315,49 @@ class MarkdownView(StripsView):
             self._waiting.append(piece)
         return lines
 
+    def _skim(self, room: int | None) -> int | None:
+        """Cut the pending text above the last screenful's worth (which scrolls past unseen in
+        a flood) into estimated pieces at `block_cuts`, parsed only when rendered: up to `room`
+        lines of them (what is left is returned), or `SKIM_TEXT` characters without a room."""
+        keep = max(FOLD_STEP, self.app.size.height * self._width)
+        skimmed = self._pending_size() - keep
+        if skimmed < SKIM_PIECE:
+            return room
+        if room is not None:
+            skimmed = min(skimmed, room * (self._width + 1))  # a line holds at most a width
+        text = self._tail + self._peek_pending(min(skimmed, SKIM_TEXT))
+        start = 0
+        for cut in block_cuts(text, len(self._tail), SKIM_PIECE):
+            if room is not None and room <= 0:
+                break
+            piece = _Piece(markdown=text[start:cut], several=True)
+            piece.height = self._estimate(piece)
+            self._waiting.append(piece)
+            if room is not None:
+                room -= piece.height + 1
+            start = cut
+        if start:
+            self._take_pending(start - len(self._tail))
+            self._tail, self._tail_parsed = "", None
+        return room
+
     def _pending_size(self) -> int:
         return sum(map(len, self._pending)) - self._taken
 
     def _pending_text(self) -> str:
         return "".join(self._pending)[self._taken :]
+
+    def _peek_pending(self, budget: int) -> str:
+        """The pending text's first `budget` characters, left pending."""
+        taken: list[str] = []
+        size, start = 0, self._taken
+        for chunk in self._pending:
+            if size >= budget:
+                break
+            taken.append(chunk[start : start + budget - size])
+            size += len(taken[-1])
+            start = 0
+        return "".join(taken)
 
     def _take_pending(self, budget: int | None = None) -> str:
         """The pending text's first `budget` characters (all of it without one), taken out.
@@ -385,6 +436,8 @@ class MarkdownView(StripsView):
         delimiters (its language shows as a label), plus a top heading's rule; a table's rows
         do not wrap (Rich narrows the columns instead)."""
         lines = (piece.markdown or "").strip("\n").split("\n")
+        if piece.several:
+            return wrapped_lines(lines, max(ESTIMATE_WIDTH, self._width - 4))
         first = lines[0]
         if first.startswith(("```", "~~~")):
             code = lines[1:-1] if len(lines) > 1 and lines[-1].startswith(first[:3]) else lines[1:]
@@ -442,15 +495,32 @@ class MarkdownView(StripsView):
         return TranscriptMarkdown(markdown, palette.code_theme, palette.code_background, parsed)
 
     def _render_piece(self, piece: _Piece) -> list[Strip]:
-        if piece.chip is not None:
-            renderable: RenderableType = chip_text(piece.chip)
+        if piece.several:
+            lines = self._render_blocks(piece.markdown or "")
         else:
-            renderable = self._renderable(piece.markdown or "", piece.parsed)
-            piece.parsed = None  # rendering again (another width, or evicted) parses again
-        lines = render_strips(self.palette, renderable, self._width)
+            if piece.chip is not None:
+                renderable: RenderableType = chip_text(piece.chip)
+            else:
+                renderable = self._renderable(piece.markdown or "", piece.parsed)
+                piece.parsed = None  # rendering again (another width, or evicted) parses again
+            lines = render_strips(self.palette, renderable, self._width)
         STRIPS.forget(piece)
         piece.lines, piece.height = lines, len(lines)
         STRIPS.touch(piece)
+        return lines
+
+    def _render_blocks(self, markdown: str) -> list[Strip]:
+        """Several blocks, each rendered as a piece of its own is and placed as `_place`
+        places pieces: one blank line between two that show."""
+        from acp_tui.ui.render.markdown import split_blocks  # see _fold_pending
+
+        lines: list[Strip] = []
+        for block in split_blocks(markdown):
+            renderable = self._renderable(block.text, block.parsed)
+            rendered = render_strips(self.palette, renderable, self._width)
+            if rendered and lines:
+                lines.append(Strip.blank(self._width))
+            lines.extend(rendered)
         return lines
 
     def _render_tail(self) -> None:
