@@ -201,6 +201,26 @@ async def test_only_the_tail_is_rendered_again() -> None:
         assert view._tail == "second paragraph, still growing"
 
 
+async def test_a_tail_slow_to_render_is_rendered_less_often_and_shows_in_the_end() -> None:
+    """A tail that took long to render (a huge paragraph) is rendered again only after
+    `TAIL_PACE` times as long: meanwhile its text is taken in and waits, and it shows once
+    its turn comes."""
+    app = _ViewApp()
+    async with app.run_test(size=(100, 40)):
+        view = app.query_one("#streamed", MarkdownView)
+        view.append("a paragraph")
+        view.flush()
+        assert view.shown and "a paragraph" in _text_lines(view)[0]
+        view._tail_cost = 3600.0  # as if it had taken an hour
+        view.append(" that grows")
+        view.flush()
+        assert view._tail == "a paragraph that grows" and not view.shown
+        assert "grows" not in _text_lines(view)[0]
+        view._tail_cost = 0.0
+        view.flush()
+        assert view.shown and "a paragraph that grows" in _text_lines(view)[0]
+
+
 async def test_chips_sit_between_markdown_pieces() -> None:
     app = _ViewApp()
     async with app.run_test(size=(100, 40)) as pilot:

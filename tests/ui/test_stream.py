@@ -95,6 +95,7 @@ async def test_a_flood_is_parsed_only_where_it_is_rendered(
         flooded, reference = await flood(pilot, [FLOOD])
         assert sum(map(len, parsed)) < len(FLOOD) / 4
         await wait_for(lambda: flooded.settled)
+        await pilot.pause()  # laid out again
         assert lines(flooded) == lines(reference)
 
 

@@ -63,6 +63,11 @@ rendered at once when it is shown or caught up on (~2-4 ms a KB, as a frame pars
 SKIM_TEXT = 256 * 1024
 """Characters a view with no `overflow` skims in a frame, at most (a view that has one skims
 what fills its part)."""
+TAIL_PACE = 4.0
+"""A tail that took t seconds to render is rendered again no sooner than `TAIL_PACE` * t
+later (the text it is given meanwhile waits): most tails take a millisecond and are rendered
+every frame, but one that is a huge paragraph (an agent's 600 KB line) took 0.3 s, and
+rendering it every frame made its stream quadratic."""
 TYPING_PARSE_TIME = 0.005
 """`PARSE_TIME` while the user types (a key within `TYPING` seconds): shorter frames, so that a
 key waits less for the frame under way."""
@@ -159,6 +164,11 @@ class MarkdownView(StripsView):
         self._tail = ""
         self._tail_parsed: Parsed | None = None
         self._tail_lines: list[Strip] = []
+        self._tail_stale = False
+        """`_tail_lines` are not of `_tail` yet (see `TAIL_PACE`)."""
+        self._tail_cost = 0.0
+        self._tail_rendered = 0.0
+        """When the tail was last rendered (`time.perf_counter`), and what it took."""
         self._pending: deque[str] = deque([text] if text else [])
         self._taken = 0
         """Characters at the start of `_pending[0]` already taken in (`_take_pending`)."""
@@ -182,7 +192,7 @@ class MarkdownView(StripsView):
     def shown(self) -> bool:
         """True when no appended text waits for a frame (a view not laid out yet, or hidden,
         waits for no frame: its first layout takes its text in, or starts to)."""
-        return not (self._pending or self._waiting) or self._width < 0
+        return not (self._pending or self._waiting or self._tail_stale) or self._width < 0
 
     @property
     def settled(self) -> bool:
@@ -206,6 +216,7 @@ class MarkdownView(StripsView):
         if self._tail.strip():
             self._add_piece(_Piece(markdown=self._tail, parsed=self._tail_parsed))
         self._tail, self._tail_lines, self._tail_parsed = "", [], None
+        self._tail_stale = False
         self._add_piece(_Piece(chip=block))
         self._changed(layout=True)
 
@@ -217,6 +228,7 @@ class MarkdownView(StripsView):
         self._waiting.clear()
         self._estimated.clear()
         self._tail, self._tail_lines, self._tail_parsed = "", [], None
+        self._tail_stale = False
         self._pending.clear()
         self._taken = 0
         # Like a new view, it takes its next text in whole at its next layout: a block shown
@@ -230,7 +242,7 @@ class MarkdownView(StripsView):
             self._timer.stop()
             self._timer = None
         self._last_flush = time.monotonic()
-        if not (self._pending or self._waiting or self._estimated):
+        if not (self._pending or self._waiting or self._estimated or self._tail_stale):
             return
         if self._width < 0:
             # Not measured yet: the layout its mount or `clear` asked for takes it all in (or,
@@ -259,9 +271,15 @@ class MarkdownView(StripsView):
             self._catch_up(started + FOLD_TIME)
         if not self.settled:
             self._schedule()
-        if tail == self._tail and pieces == len(self._pieces):
-            return  # no text taken in (a frame that waits for a pause to catch up)
-        self._render_tail()
+        taken = tail != self._tail or pieces != len(self._pieces)
+        self._tail_stale |= taken
+        due = self._tail_stale and (
+            not self._tail.strip() or started >= self._tail_rendered + TAIL_PACE * self._tail_cost
+        )
+        if not (taken or due):
+            return  # a frame that waits for a pause to catch up, or for a slow tail's turn
+        if due:
+            self._render_tail()
         if self._line_count() != before or self._frozen_height != frozen_before:
             self._changed(layout=True)
         else:
@@ -282,7 +300,7 @@ class MarkdownView(StripsView):
         if self._timer is not None or not self.is_attached:
             return
         next_frame = self._last_flush + FRAME
-        if not (self._pending or self._waiting):  # only the catch-up is left
+        if not (self._pending or self._waiting or self._tail_stale):  # only the catch-up is left
             if _turn_to_catch_up() is self:
                 next_frame = max(next_frame, MarkdownView.last_text + QUIET)
             else:
@@ -524,12 +542,16 @@ class MarkdownView(StripsView):
         return lines
 
     def _render_tail(self) -> None:
+        started = time.perf_counter()
         # The tail follows the waiting blocks: while they wait, so does it.
         if self._tail.strip() and not self._waiting:
             renderable = self._renderable(self._tail, self._tail_parsed)
             self._tail_lines = render_strips(self.palette, renderable, self._width)
         else:
             self._tail_lines = []
+        self._tail_stale = False
+        self._tail_rendered = time.perf_counter()
+        self._tail_cost = self._tail_rendered - started
 
     def _tail_top(self) -> int:
         return self._frozen_height + (1 if self._frozen_height and self._tail_lines else 0)
