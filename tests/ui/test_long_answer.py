@@ -152,9 +152,9 @@ async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it(
     app = _RestApp(rest)
     async with app.run_test(size=(100, 40)) as pilot:
         view = app.query_one(MarkdownView)
-        await wait_until(pilot, lambda: view._pending_size() < len(rest))
-        assert view._taken > 0
-        assert view._pending[0] is rest
+        await wait_until(pilot, lambda: len(view._pending) < len(rest))
+        assert view._pending.taken > 0
+        assert view._pending.chunks[0] is rest
         await wait_until(pilot, lambda: view.shown, timeout=60)
         assert not view._pending
         assert view.source == rest
@@ -172,14 +172,14 @@ async def test_frames_take_in_less_while_the_user_types(
     app = _RestApp(rest)
     async with app.run_test(size=(100, 40)) as pilot:
         view = app.query_one(MarkdownView)
-        await wait_until(pilot, lambda: view._pending_size() < len(rest))
+        await wait_until(pilot, lambda: len(view._pending) < len(rest))
         monkeypatch.setattr(MarkdownView, "last_key", time.monotonic())
-        left = view._pending_size()
+        left = len(view._pending)
         view.flush()
-        assert view._pending_size() == left
+        assert len(view._pending) == left
         monkeypatch.setattr(MarkdownView, "last_key", time.monotonic() - markdown_view.TYPING)
         view.flush()
-        assert view._pending_size() < left
+        assert len(view._pending) < left
 
 
 async def test_a_key_press_counts_as_typing(
@@ -218,7 +218,7 @@ async def test_an_answer_given_whole_is_taken_in_as_a_stream_and_split(
         message = app.query_one(AgentMessage)
         first = app.query_one(MarkdownView)
         await wait_until(pilot, lambda: first.size.width > 0)
-        assert first._pending_size() > 0  # the first layout took in a frame's worth at most
+        assert len(first._pending) > 0  # the first layout took in a frame's worth at most
         await wait_until(pilot, lambda: message.settled, timeout=60)
         views = list(message.query(MarkdownView))
         assert len(views) > 1
@@ -232,5 +232,5 @@ async def test_a_short_answer_given_whole_is_taken_in_at_its_first_layout() -> N
     async with app.run_test(size=(100, 40)) as pilot:
         view = app.query_one(MarkdownView)
         await wait_until(pilot, lambda: view.size.width > 0)
-        assert view._pending_size() == 0 and view.settled
+        assert len(view._pending) == 0 and view.settled
         assert view.source == text

@@ -28,7 +28,6 @@ import time
 from bisect import bisect_right
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import RenderableType
@@ -40,7 +39,8 @@ from acp_tui.protocol.content import ContentBlock
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.render.markdown_cuts import block_cuts
 from acp_tui.ui.render.strip_cache import STRIPS
-from acp_tui.ui.widgets.heights import wrapped_lines
+from acp_tui.ui.widgets.markdown_piece import Piece, estimate
+from acp_tui.ui.widgets.pending_text import PendingText
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
 if TYPE_CHECKING:
@@ -92,28 +92,6 @@ message shown again). More is taken in as a stream is, a frame's worth at a time
 into parts like one: a flood is read for a while before its message's first layout (66 KB in
 the long-answer bench), and taking all of it in held the answer's first frame for most of a
 second (bench/README.md, "Long answers (issue 29)")."""
-ESTIMATE_WIDTH = 8
-"""The narrowest text an estimate assumes, so that a view not laid out yet (no width) does not
-guess a line per character."""
-
-
-@dataclass(slots=True, eq=False)
-class _Piece:
-    """A finished part of the message: one Markdown block, or a chip."""
-
-    markdown: str | None = None
-    parsed: Parsed | None = None
-    """The parse of `markdown`, kept only until the first render (and not by an estimate)."""
-    chip: ContentBlock | None = None
-    height: int = 0
-    lines: list[Strip] | None = None
-    top: int = 0
-    """The piece's first line in the widget (blank separator lines included)."""
-    estimated: bool = False
-    """`height` is a guess: the piece scrolled past unseen in a flood, never rendered."""
-    several: bool = False
-    """`markdown` is several blocks, skimmed in a flood (`_skim`): each is rendered as a piece
-    of its own would be, one blank line apart."""
 
 
 class MarkdownView(StripsView):
@@ -153,11 +131,11 @@ class MarkdownView(StripsView):
         """Called, once, with the text that goes on in a new view when this one holds
         `PART_LINES` of finished blocks; without it the view grows for as long as text comes."""
         self._continued = continued
-        self._pieces: list[_Piece] = []
+        self._pieces: list[Piece] = []
         self._tops: list[int] = []
         """`top` of each piece, for bisecting a line number to its piece."""
         self._frozen_height = 0
-        self._waiting: deque[_Piece] = deque()
+        self._waiting: deque[Piece] = deque()
         """Finished blocks parsed but not yet rendered (they follow `_pieces`)."""
         self._estimated: list[int] = []
         """Indexes in `_pieces` of the estimated pieces, in order."""
@@ -169,9 +147,7 @@ class MarkdownView(StripsView):
         self._tail_cost = 0.0
         self._tail_rendered = 0.0
         """When the tail was last rendered (`time.perf_counter`), and what it took."""
-        self._pending: deque[str] = deque([text] if text else [])
-        self._taken = 0
-        """Characters at the start of `_pending[0]` already taken in (`_take_pending`)."""
+        self._pending = PendingText(text)
         self._width = -1
         """The width every height and cached line is for; -1: nothing measured yet."""
         self._timer: Timer | None = None
@@ -186,7 +162,7 @@ class MarkdownView(StripsView):
         """All the Markdown text given so far (chips excluded)."""
         pieces = (*self._pieces, *self._waiting)
         finished = "".join(p.markdown for p in pieces if p.markdown is not None)
-        return finished + self._tail + self._pending_text()
+        return finished + self._tail + self._pending.text()
 
     @property
     def shown(self) -> bool:
@@ -214,10 +190,10 @@ class MarkdownView(StripsView):
         while self._waiting:
             self._add_piece(self._waiting.popleft())
         if self._tail.strip():
-            self._add_piece(_Piece(markdown=self._tail, parsed=self._tail_parsed))
+            self._add_piece(Piece(markdown=self._tail, parsed=self._tail_parsed))
         self._tail, self._tail_lines, self._tail_parsed = "", [], None
         self._tail_stale = False
-        self._add_piece(_Piece(chip=block))
+        self._add_piece(Piece(chip=block))
         self._changed(layout=True)
 
     def clear(self) -> None:
@@ -230,7 +206,6 @@ class MarkdownView(StripsView):
         self._tail, self._tail_lines, self._tail_parsed = "", [], None
         self._tail_stale = False
         self._pending.clear()
-        self._taken = 0
         # Like a new view, it takes its next text in whole at its next layout: a block shown
         # again for another item is laid out once, not once empty and again a frame later.
         self._width = -1
@@ -289,7 +264,7 @@ class MarkdownView(StripsView):
     def _hand_over(self, overflow: Callable[[str], None]) -> None:
         """Stop growing: the live last block and the text not yet parsed go on in the next
         view; the finished blocks stay."""
-        rest = self._tail + self._take_pending()
+        rest = self._tail + self._pending.take()
         self._tail, self._tail_parsed = "", None
         self.overflow = None
         overflow(rest)
@@ -315,7 +290,7 @@ class MarkdownView(StripsView):
         is measured: the lines they add (gaps included)."""
         if not self._pending:
             return 0
-        text = self._take_pending(budget)
+        text = self._pending.take(budget)
         from acp_tui.ui.render.markdown import split_blocks  # markdown_it: after the first frame
 
         blocks = split_blocks(self._tail + text)
@@ -326,9 +301,9 @@ class MarkdownView(StripsView):
         for block in blocks:
             # One piece per block: blocks are then always one blank line apart, however the
             # text happened to be cut into chunks.
-            piece = _Piece(markdown=block.text, parsed=block.parsed)
+            piece = Piece(markdown=block.text, parsed=block.parsed)
             if self._width >= 0:
-                piece.height = self._estimate(piece)
+                piece.height = estimate(piece, self._width)
                 lines += piece.height + 1
             self._waiting.append(piece)
         return lines
@@ -338,83 +313,39 @@ class MarkdownView(StripsView):
         a flood) into estimated pieces at `block_cuts`, parsed only when rendered: up to `room`
         lines of them (what is left is returned), or `SKIM_TEXT` characters without a room."""
         keep = max(FOLD_STEP, self.app.size.height * self._width)
-        skimmed = self._pending_size() - keep
+        skimmed = len(self._pending) - keep
         if skimmed < SKIM_PIECE:
             return room
         if room is not None:
             skimmed = min(skimmed, room * (self._width + 1))  # a line holds at most a width
-        text = self._tail + self._peek_pending(min(skimmed, SKIM_TEXT))
+        text = self._tail + self._pending.peek(min(skimmed, SKIM_TEXT))
         start = 0
         for cut in block_cuts(text, len(self._tail), SKIM_PIECE):
             if room is not None and room <= 0:
                 break
-            piece = _Piece(markdown=text[start:cut], several=True)
-            piece.height = self._estimate(piece)
+            piece = Piece(markdown=text[start:cut], several=True)
+            piece.height = estimate(piece, self._width)
             self._waiting.append(piece)
             if room is not None:
                 room -= piece.height + 1
             start = cut
         if start:
-            self._take_pending(start - len(self._tail))
+            self._pending.take(start - len(self._tail))
             self._tail, self._tail_parsed = "", None
         return room
 
-    def _pending_size(self) -> int:
-        return sum(map(len, self._pending)) - self._taken
-
-    def _pending_text(self) -> str:
-        return "".join(self._pending)[self._taken :]
-
-    def _peek_pending(self, budget: int) -> str:
-        """The pending text's first `budget` characters, left pending."""
-        taken: list[str] = []
-        size, start = 0, self._taken
-        for chunk in self._pending:
-            if size >= budget:
-                break
-            taken.append(chunk[start : start + budget - size])
-            size += len(taken[-1])
-            start = 0
-        return "".join(taken)
-
-    def _take_pending(self, budget: int | None = None) -> str:
-        """The pending text's first `budget` characters (all of it without one), taken out.
-
-        Only what is taken is copied: in a flood the text waiting for the frames to come is
-        megabytes (all of an answer's rest, for a view that goes on from another), and joining
-        and cutting all of it every frame made a frame cost the answer's length, and left the
-        heap holding as many freed copies (bench/README.md, "Long answers (issue 29)")."""
-        if budget is None:
-            text = self._pending_text()
-            self._pending.clear()
-            self._taken = 0
-            return text
-        taken: list[str] = []
-        size = 0
-        while self._pending and size < budget:
-            first = self._pending[0]
-            end = min(len(first), self._taken + budget - size)
-            taken.append(first[self._taken : end])
-            size += end - self._taken
-            if end == len(first):
-                self._pending.popleft()
-                self._taken = 0
-            else:
-                self._taken = end
-        return "".join(taken)
-
-    def _add_piece(self, piece: _Piece) -> None:
+    def _add_piece(self, piece: Piece) -> None:
         previous = self._pieces[-1] if self._pieces else None
         self._pieces.append(piece)
         if self._width >= 0:
             self._measure(piece, previous)
 
-    def _measure(self, piece: _Piece, previous: _Piece | None) -> None:
+    def _measure(self, piece: Piece, previous: Piece | None) -> None:
         """Render `piece` at the current width, and place it after `previous`."""
         self._render_piece(piece)
         self._place(piece, previous)
 
-    def _place(self, piece: _Piece, previous: _Piece | None) -> None:
+    def _place(self, piece: Piece, previous: Piece | None) -> None:
         gap = 0
         if previous is not None and piece.height:
             gap = 0 if (piece.chip is not None and previous.chip is not None) else 1
@@ -449,23 +380,6 @@ class MarkdownView(StripsView):
             self._pieces.append(piece)
             self._place(piece, previous)
 
-    def _estimate(self, piece: _Piece) -> int:
-        """About how many lines `piece` takes: its lines, wrapped at the width, less a fence's
-        delimiters (its language shows as a label), plus a top heading's rule; a table's rows
-        do not wrap (Rich narrows the columns instead)."""
-        lines = (piece.markdown or "").strip("\n").split("\n")
-        if piece.several:
-            return wrapped_lines(lines, max(ESTIMATE_WIDTH, self._width - 4))
-        first = lines[0]
-        if first.startswith(("```", "~~~")):
-            code = lines[1:-1] if len(lines) > 1 and lines[-1].startswith(first[:3]) else lines[1:]
-            label = 1 if first[3:].strip() else 0
-            return label + wrapped_lines(code, max(ESTIMATE_WIDTH, self._width - 2))
-        if first.startswith("|"):
-            return len(lines)
-        heading_rule = 1 if first.startswith("# ") else 0
-        return wrapped_lines(lines, max(ESTIMATE_WIDTH, self._width - 4)) + heading_rule
-
     def _may_catch_up(self) -> bool:
         """After a pause in the text, and in turn (`behind`)."""
         return not self._pending and not text_showing() and _turn_to_catch_up() is self
@@ -491,7 +405,7 @@ class MarkdownView(StripsView):
             self._timer = None
         self._schedule()
 
-    def _make_exact(self, piece: _Piece) -> None:
+    def _make_exact(self, piece: Piece) -> None:
         piece.estimated = False
         self._render_piece(piece)
 
@@ -512,7 +426,7 @@ class MarkdownView(StripsView):
         palette = self.palette
         return TranscriptMarkdown(markdown, palette.code_theme, palette.code_background, parsed)
 
-    def _render_piece(self, piece: _Piece) -> list[Strip]:
+    def _render_piece(self, piece: Piece) -> list[Strip]:
         if piece.several:
             lines = self._render_blocks(piece.markdown or "")
         else:
@@ -569,7 +483,7 @@ class MarkdownView(StripsView):
 
     def _ensure_width(self, width: int) -> None:
         width = max(1, width)
-        if self._width < 0 and (self._continued or self._pending_size() > WHOLE_TEXT):
+        if self._width < 0 and (self._continued or len(self._pending) > WHOLE_TEXT):
             self._schedule()  # a stream: taken in through `flush`, from the next frame
         elif self._width < 0:
             # First layout: take in what the widget was created with. Later text arrives
