@@ -112,7 +112,7 @@ def _drain(fd: int) -> None:
 
 # -- the pane closed while the agent streams -------------------------------------------------
 
-HANGUPS = 20
+HANGUPS = 12
 AT_ONCE = 4
 """Runs hung up at the same time: enough to finish in seconds, few enough for two cores."""
 
