@@ -13,25 +13,28 @@ class PendingText:
     joining and cutting all of it every frame made a frame cost the answer's length, and left
     the heap holding as many freed copies (bench/README.md, "Long answers (issue 29)")."""
 
-    __slots__ = ("chunks", "taken")
+    __slots__ = ("chunks", "size", "taken")
 
     def __init__(self, text: str = "") -> None:
         self.chunks: deque[str] = deque([text] if text else [])
         self.taken = 0
         """Characters at the start of `chunks[0]` already taken."""
+        self.size = len(text)
+        """Characters pending (a flood's frame asks, with tens of thousands of chunks)."""
 
     def __bool__(self) -> bool:
-        return bool(self.chunks)
+        return self.size > 0
 
     def __len__(self) -> int:
-        return sum(map(len, self.chunks)) - self.taken
+        return self.size
 
     def append(self, text: str) -> None:
         self.chunks.append(text)
+        self.size += len(text)
 
     def clear(self) -> None:
         self.chunks.clear()
-        self.taken = 0
+        self.taken = self.size = 0
 
     def text(self) -> str:
         """All of it, left pending."""
@@ -67,4 +70,5 @@ class PendingText:
                 self.taken = 0
             else:
                 self.taken = end
+        self.size -= size
         return "".join(taken)
