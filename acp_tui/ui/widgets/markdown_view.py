@@ -76,10 +76,12 @@ TYPING = 1.0
 FOLD_TIME = 0.010
 """Seconds a frame may spend catching up on estimated heights (once the text paused): with the
 screen's update, such a frame stays under 20 ms."""
-PART_LINES = 1000
+PART_LINES = 4000
 """Lines of finished blocks after which a long answer goes on in a new view (`overflow`): Textual
 pays for a widget that changes size in proportion to its height, every frame it grows, so an
-answer is many views of bounded height, only the last one growing (bench/README.md, "Long
+answer is many views of bounded height, only the last one growing. With `ui/textual_fixes.py` a
+growing view's frame costs the same at 1,000 lines as at 4,000; a frame takes in at most one
+view's part, and parts of 1,000 lines held a flood to ~8,000 chunks/s (bench/README.md, "Long
 answers (issue 29)")."""
 QUIET = 0.5
 """Seconds without text for any view after which estimated blocks are rendered (`_catch_up`):
