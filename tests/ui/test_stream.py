@@ -99,6 +99,28 @@ async def test_a_flood_is_parsed_only_where_it_is_rendered(
         assert lines(flooded) == lines(reference)
 
 
+async def test_a_long_view_at_a_new_width_renders_only_what_shows_at_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A width change (a resize, a scrollbar that comes and goes) measures a long view again
+    from its last piece for `FOLD_TIME` only (here none): the others are estimated, rendered
+    when shown or caught up on (a flood's layout that narrowed and widened its views rendered
+    every block twice, seconds without a frame), and it ends as a view rendered whole."""
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded, reference = await flood(pilot, [FLOOD])
+        await wait_for(lambda: flooded.settled)
+        width = flooded._width
+        monkeypatch.setattr(markdown_view, "FOLD_TIME", 0.0)
+        await pilot.resize_terminal(80, 30)
+        await wait_for(lambda: flooded._width not in (width, -1))
+        assert len(flooded._estimated) > len(flooded._pieces) / 2
+        monkeypatch.setattr(markdown_view, "FOLD_TIME", 0.010)
+        await wait_for(lambda: flooded.settled and reference.settled)
+        await pilot.pause()
+        assert lines(flooded) == lines(reference)
+
+
 async def test_an_estimated_block_is_rendered_when_it_comes_into_view() -> None:
     app = Flooded()
     async with app.run_test(size=(100, 30)) as pilot:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 from textual.strip import Strip
 
 from acp_tui.protocol.content import ContentBlock
+from acp_tui.ui.render.strip_cache import STRIPS
 from acp_tui.ui.widgets.heights import wrapped_lines
 
 if TYPE_CHECKING:
@@ -53,3 +54,11 @@ def estimate(piece: Piece, width: int) -> int:
         return len(lines)
     heading_rule = 1 if first.startswith("# ") else 0
     return wrapped_lines(lines, max(ESTIMATE_WIDTH, width - 4)) + heading_rule
+
+
+def estimate_again(piece: Piece, width: int) -> None:
+    """`piece`'s rendered lines dropped, its height estimated at `width`."""
+    STRIPS.forget(piece)
+    piece.lines, piece.parsed = None, None
+    piece.estimated = True
+    piece.height = estimate(piece, width)

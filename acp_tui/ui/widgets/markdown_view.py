@@ -6,16 +6,12 @@ Appends are only buffered; at most once per frame the buffer is folded in. The t
 and rendered again on each frame. A frame therefore costs the size of the tail, not of the
 message, and a message of 20,000 chunks streams as smoothly as one of twenty.
 
-When text comes faster than Rich renders it (a fast agent, a replay), a frame takes in what
-it parses in `PARSE_TIME`: text is parsed a few KB at a time (markdown-it is much faster than
-Rich: bench/README.md, "Streaming"). The blocks it finished are rendered; when they are more
-than a screenful, the rest would scroll past unseen, so only the last screenful is rendered
-and the others get an estimated height. Text that far behind is not even parsed: it is cut
-into pieces of several blocks at `block_cuts` (a regex scan, ~50x cheaper than parsing), each
-parsed when it is rendered. An estimated block is rendered when it is shown, or
-by the catch-up that runs in later frames once no view has had text for `QUIET` seconds
-(`settled` waits for it; `shown` does not): while a flood goes on, its frames go to what is
-seen.
+When text comes faster than Rich renders it (a fast agent, a replay), a frame parses for
+`PARSE_TIME`, a few KB at a time, and renders only the last screenful of the blocks it
+finished: the others scroll past unseen and get an estimated height. Text further behind is
+not even parsed: it is cut at `block_cuts` (a regex scan) into pieces of several blocks, each
+parsed when rendered. An estimated piece is rendered when it is shown, or by the catch-up that
+runs once no view has had text for `QUIET` seconds (`settled` waits for it; `shown` does not).
 
 A finished piece remembers its height; its lines live in the shared `STRIPS` budget and are
 rendered again when scrolled back to (see `strip_cache` for why). Non-text content (images,
@@ -39,7 +35,7 @@ from acp_tui.protocol.content import ContentBlock
 from acp_tui.ui.render.chips import chip_text
 from acp_tui.ui.render.markdown_cuts import block_cuts
 from acp_tui.ui.render.strip_cache import STRIPS
-from acp_tui.ui.widgets.markdown_piece import Piece, estimate
+from acp_tui.ui.widgets.markdown_piece import Piece, estimate, estimate_again
 from acp_tui.ui.widgets.pending_text import PendingText
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
@@ -340,12 +336,8 @@ class MarkdownView(StripsView):
         previous = self._pieces[-1] if self._pieces else None
         self._pieces.append(piece)
         if self._width >= 0:
-            self._measure(piece, previous)
-
-    def _measure(self, piece: Piece, previous: Piece | None) -> None:
-        """Render `piece` at the current width, and place it after `previous`."""
-        self._render_piece(piece)
-        self._place(piece, previous)
+            self._render_piece(piece)
+            self._place(piece, previous)
 
     def _place(self, piece: Piece, previous: Piece | None) -> None:
         gap = 0
@@ -372,9 +364,7 @@ class MarkdownView(StripsView):
             previous = self._pieces[-1] if self._pieces else None
             if len(self._waiting) >= keep:
                 piece.estimated = True
-                if not self._behind:
-                    self._behind = True
-                    MarkdownView.behind.append(self)
+                self._join_behind()
                 piece.parsed = None  # parsed again if it is ever rendered: tokens weigh more
                 self._estimated.append(len(self._pieces))
             elif piece.lines is None:
@@ -496,15 +486,31 @@ class MarkdownView(StripsView):
         if width == self._width:
             return
         self._width = width
-        self._tops, self._frozen_height = [], 0
         self._estimated.clear()
-        previous = None
-        for piece in self._pieces:
-            piece.estimated = False
-            self._measure(piece, previous)
-            previous = piece
+        # Measured again from the last piece (the likeliest shown); in a long view, those left
+        # after `FOLD_TIME` are estimated: a layout that narrowed a flood's views by a scrollbar
+        # and widened them again had rendered every block twice, seconds without a frame.
+        whole = sum(len(piece.markdown or "") for piece in self._pieces) <= WHOLE_TEXT
+        deadline = time.perf_counter() + FOLD_TIME
+        exact = len(self._pieces)
+        while exact and (whole or time.perf_counter() < deadline):
+            exact -= 1
+            self._make_exact(self._pieces[exact])
+        for index, piece in enumerate(self._pieces[:exact]):
+            estimate_again(piece, width)
+            self._estimated.append(index)
+        if self._estimated:
+            self._join_behind()
+            self._schedule()
+        self._retop(0)
         self._render_tail()
         self._lines_width = width
+
+    def _join_behind(self) -> None:
+        """Take a turn to catch up on estimated pieces (`behind`), if not in the queue yet."""
+        if not self._behind:
+            self._behind = True
+            MarkdownView.behind.append(self)
 
     def _show_estimated(self, index: int) -> None:
         """An estimated piece comes into view: render it, and lay out again if its height was
