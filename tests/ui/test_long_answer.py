@@ -147,8 +147,9 @@ async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it(
     flood); each frame takes in part of it. The rest stays the one string it was given, read
     from an offset, not cut into a new copy of what is left every frame, and all of it is
     taken in."""
-    monkeypatch.setattr(markdown_view, "SKIM_TEXT", 16 * 1024)  # a frame takes in ~20 KB
-    rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(400))
+    # A frame takes in ~20 KB of the 430 KB: frames enough that the first one is seen.
+    monkeypatch.setattr(markdown_view, "SKIM_TEXT", 16 * 1024)
+    rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(2000))
     app = _RestApp(rest)
     async with app.run_test(size=(100, 40)) as pilot:
         view = app.query_one(MarkdownView)
@@ -168,7 +169,8 @@ async def test_frames_take_in_less_while_the_user_types(
     `TYPING_PARSE_TIME` only, so that a key waits less for the frame under way."""
     monkeypatch.setattr(markdown_view, "TYPING_PARSE_TIME", 0.0)  # none: what typing changes
     monkeypatch.setattr(markdown_view, "SKIM_PIECE", 10**9)  # all of the text is parsed
-    rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(400))
+    # Frames enough (~10 KB each of 430 KB) that some text is left once the first is seen.
+    rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(2000))
     app = _RestApp(rest)
     async with app.run_test(size=(100, 40)) as pilot:
         view = app.query_one(MarkdownView)
