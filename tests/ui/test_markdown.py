@@ -216,6 +216,7 @@ async def test_a_tail_slow_to_render_is_rendered_less_often_and_shows_in_the_end
         view.flush()
         assert view._tail == "a paragraph that grows" and not view.shown
         assert "grows" not in _text_lines(view)[0]
+        assert view._timer is not None  # a frame comes for it without more text
         view._tail_cost = 0.0
         view.flush()
         assert view.shown and "a paragraph that grows" in _text_lines(view)[0]

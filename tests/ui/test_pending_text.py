@@ -1,5 +1,5 @@
 """The text a view has not taken in yet: whatever is appended, peeked at and taken, in any
-order, it reads as one string would."""
+order, it reads as one string would, and says where it starts in all that was given."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ def test_pending_text_reads_as_one_string_would() -> None:
     for _ in range(300):
         pending = PendingText("x" * rng.randint(0, 5))
         same = pending.text()
+        given = len(same)
         for _ in range(40):
             step = rng.random()
             count = rng.randint(0, 9)
@@ -20,6 +21,7 @@ def test_pending_text_reads_as_one_string_would() -> None:
                 text = "".join(rng.choice("ab\n") for _ in range(count))
                 pending.append(text)
                 same += text
+                given += len(text)
             elif step < 0.7:
                 assert pending.peek(count) == same[:count]
             elif step < 0.95:
@@ -30,6 +32,7 @@ def test_pending_text_reads_as_one_string_would() -> None:
                 same = ""
             assert len(pending) == len(same) and pending.text() == same
             assert bool(pending) == bool(same)
+            assert pending.done + len(pending) == given
 
 
 def test_taking_part_of_a_long_text_copies_only_that_part() -> None:

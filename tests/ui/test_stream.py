@@ -14,6 +14,7 @@ from acp_tui.demo.texts import MARKDOWN_SHOWCASE
 from acp_tui.demo.turn import pieces
 from acp_tui.ui.render import markdown
 from acp_tui.ui.render.markdown import SourceBlock, split_blocks
+from acp_tui.ui.render.markdown_cuts import block_cuts
 from acp_tui.ui.widgets import markdown_view
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 
@@ -99,6 +100,28 @@ async def test_a_flood_is_parsed_only_where_it_is_rendered(
         assert lines(flooded) == lines(reference)
 
 
+async def test_text_with_no_cut_is_not_looked_at_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flood that is one long block (an agent's huge line) has nowhere to cut: the skim
+    looks at each part of it once, not again every frame while the frames parse it."""
+    looked: list[int] = []
+
+    def counted(source: str, start: int = 0, step: int = 1) -> list[int]:
+        if source.startswith("word "):  # not the reference view's
+            looked.append(len(source))
+        return block_cuts(source, start, step)
+
+    monkeypatch.setattr(markdown_view, "PARSE_TIME", 0.002)  # frames enough to take it in
+    monkeypatch.setattr(markdown_view, "block_cuts", counted)
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded = app.query_one("#flooded", MarkdownView)
+        await pilot.pause()
+        flooded.append("word " * 20_000)
+        await wait_for(lambda: flooded.shown, timeout=60)
+        assert flooded.source == "word " * 20_000
+        assert len(looked) == 1
+
+
 async def test_a_long_view_at_a_new_width_renders_only_what_shows_at_once(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -154,8 +177,8 @@ async def test_blocks_no_one_sees_wait_for_a_pause_in_the_text(
 
 class TwoFlooded(App[None]):
     # The scrollbar is there from the start: one appearing with the first flood would narrow
-    # the views, and a view laid out at a new width measures every block exactly (no estimate
-    # left to catch up on, a frame or two after the flood was shown).
+    # the views, and a view laid out at a new width measures its blocks again (the estimates
+    # this test counts on change under it, a frame or two after the flood was shown).
     CSS = "VerticalScroll { overflow-y: scroll; }"
 
     def compose(self) -> ComposeResult:

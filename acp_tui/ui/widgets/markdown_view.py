@@ -49,10 +49,9 @@ FOLD_STEP = 2048
 frame's `PARSE_TIME`: bench/README.md, "Streaming"; each parse also parses the tail again, so
 not much less)."""
 PARSE_TIME = 0.015
-"""Seconds a frame may spend parsing new text (~20 KB): the rest waits for the next frame. In a
-flood a frame also renders the screenful it shows and the screen is composed again, ~40 ms in
-all: at 5 ms of parsing, the display took in a tenth of the frame and fell far behind the agent
-(bench/README.md, "Long answers (issue 29)")."""
+"""Seconds a frame may spend parsing new text (~20 KB; the rest waits for the next frame): a
+share of a flood's frame large enough for the display to keep up with the agent (bench/README.md,
+"Long answers (issue 29)")."""
 SKIM_PIECE = 1024
 """Characters of skimmed text (see `_skim`) in one piece, at least: a piece is parsed and
 rendered at once when it is shown or caught up on (~2-4 ms a KB, as a frame parses)."""
@@ -60,25 +59,21 @@ SKIM_TEXT = 256 * 1024
 """Characters a view with no `overflow` skims in a frame, at most (a view that has one skims
 what fills its part)."""
 TAIL_PACE = 4.0
-"""A tail that took t seconds to render is rendered again no sooner than `TAIL_PACE` * t
-later (the text it is given meanwhile waits): most tails take a millisecond and are rendered
-every frame, but one that is a huge paragraph (an agent's 600 KB line) took 0.3 s, and
-rendering it every frame made its stream quadratic."""
+"""A tail that took t seconds to render is rendered again no sooner than `TAIL_PACE` * t later
+(its new text waits): a tail of a millisecond is rendered every frame, a 600 KB paragraph is
+not (rendered every frame, it made its stream quadratic)."""
 TYPING_PARSE_TIME = 0.005
-"""`PARSE_TIME` while the user types (a key within `TYPING` seconds): shorter frames, so that a
-key waits less for the frame under way."""
+"""`PARSE_TIME` while the user types (a key within `TYPING` s): a key waits for shorter frames."""
 TYPING = 1.0
 """Seconds after a key press during which the user counts as typing."""
 FOLD_TIME = 0.010
-"""Seconds a frame may spend catching up on estimated heights (once the text paused): with the
-screen's update, such a frame stays under 20 ms."""
+"""Seconds a frame may spend catching up on estimated heights (once the text paused), or
+measuring a view again at a new width: with the screen's update, it stays under 20 ms."""
 PART_LINES = 4000
 """Lines of finished blocks after which a long answer goes on in a new view (`overflow`): Textual
 pays for a widget that changes size in proportion to its height, every frame it grows, so an
-answer is many views of bounded height, only the last one growing. With `ui/textual_fixes.py` a
-growing view's frame costs the same at 1,000 lines as at 4,000; a frame takes in at most one
-view's part, and parts of 1,000 lines held a flood to ~8,000 chunks/s (bench/README.md, "Long
-answers (issue 29)")."""
+answer is many views of bounded height, only the last one growing. A frame takes in one view's
+part at most: smaller parts held a flood back (bench/README.md, "Long answers (issue 29)")."""
 QUIET = 0.5
 """Seconds without text for any view after which estimated blocks are rendered (`_catch_up`):
 rendering blocks no one sees took more than half of a flood's frames (bench/README.md, "Long
@@ -146,6 +141,8 @@ class MarkdownView(StripsView):
         self._tail_rendered = 0.0
         """When the tail was last rendered (`time.perf_counter`), and what it took."""
         self._pending = PendingText(text)
+        self._uncut = 0
+        """Up to where in the text (`PendingText.done`'s count) `_skim` found no cut."""
         self._width = -1
         """The width every height and cached line is for; -1: nothing measured yet."""
         self._timer: Timer | None = None
@@ -229,9 +226,9 @@ class MarkdownView(StripsView):
         started = time.perf_counter()
         # A view takes in no more than its part: in a flood a frame parses hundreds of lines.
         room = PART_LINES - self._frozen_height if self.overflow is not None else None
-        typing = time.monotonic() < MarkdownView.last_key + TYPING
-        deadline = started + (TYPING_PARSE_TIME if typing else PARSE_TIME)
         room = self._skim(room)
+        typing = time.monotonic() < MarkdownView.last_key + TYPING
+        deadline = time.perf_counter() + (TYPING_PARSE_TIME if typing else PARSE_TIME)
         while self._pending and (room is None or room > 0) and time.perf_counter() < deadline:
             lines = self._fold_pending(FOLD_STEP)
             if room is not None:
@@ -242,10 +239,10 @@ class MarkdownView(StripsView):
             self._hand_over(self.overflow)
         if self._may_catch_up():
             self._catch_up(started + FOLD_TIME)
-        if not self.settled:
-            self._schedule()
         taken = tail != self._tail or pieces != len(self._pieces)
         self._tail_stale |= taken
+        if not self.settled:
+            self._schedule()
         due = self._tail_stale and (
             not self._tail.strip() or started >= self._tail_rendered + TAIL_PACE * self._tail_cost
         )
@@ -307,18 +304,24 @@ class MarkdownView(StripsView):
         return lines
 
     def _skim(self, room: int | None) -> int | None:
-        """Cut the pending text above the last screenful's worth (which scrolls past unseen in
-        a flood) into estimated pieces at `block_cuts`, parsed only when rendered: up to `room`
-        lines of them (what is left is returned), or `SKIM_TEXT` characters without a room."""
+        """Cut the pending text above the last screenful's worth (unseen in a flood) into
+        estimated pieces at `block_cuts`, parsed only when rendered: up to `room` lines of
+        them (the room left is returned), or `SKIM_TEXT` characters without a room."""
         keep = max(FOLD_STEP, self.app.size.height * self._width)
         skimmed = len(self._pending) - keep
         if skimmed < SKIM_PIECE:
             return room
         if room is not None:
             skimmed = min(skimmed, room * (self._width + 1))  # a line holds at most a width
-        text = self._tail + self._pending.peek(min(skimmed, SKIM_TEXT))
+        window = min(skimmed, SKIM_TEXT)
+        if self._pending.done + window <= self._uncut:
+            return room  # looked at already: one long block (an agent's 600 KB line)
+        text = self._tail + self._pending.peek(window)
+        cuts = block_cuts(text, len(self._tail), SKIM_PIECE)
+        if not cuts:
+            self._uncut = self._pending.done + window
         start = 0
-        for cut in block_cuts(text, len(self._tail), SKIM_PIECE):
+        for cut in cuts:
             if room is not None and room <= 0:
                 break
             piece = Piece(markdown=text[start:cut], several=True)
@@ -421,12 +424,11 @@ class MarkdownView(StripsView):
     def _render_piece(self, piece: Piece) -> list[Strip]:
         if piece.several:
             lines = self._render_blocks(piece.markdown or "")
+        elif piece.chip is not None:
+            lines = render_strips(self.palette, chip_text(piece.chip), self._width)
         else:
-            if piece.chip is not None:
-                renderable: RenderableType = chip_text(piece.chip)
-            else:
-                renderable = self._renderable(piece.markdown or "", piece.parsed)
-                piece.parsed = None  # rendering again (another width, or evicted) parses again
+            renderable = self._renderable(piece.markdown or "", piece.parsed)
+            piece.parsed = None  # rendering again (another width, or evicted) parses again
             lines = render_strips(self.palette, renderable, self._width)
         STRIPS.forget(piece)
         piece.lines, piece.height = lines, len(lines)
@@ -434,8 +436,7 @@ class MarkdownView(StripsView):
         return lines
 
     def _render_blocks(self, markdown: str) -> list[Strip]:
-        """Several blocks, each rendered as a piece of its own is and placed as `_place`
-        places pieces: one blank line between two that show."""
+        """Several blocks, each rendered as a piece of its own, spaced as `_place` spaces them."""
         from acp_tui.ui.render.markdown import split_blocks  # see _fold_pending
 
         lines: list[Strip] = []
@@ -487,9 +488,8 @@ class MarkdownView(StripsView):
             return
         self._width = width
         self._estimated.clear()
-        # Measured again from the last piece (the likeliest shown); in a long view, those left
-        # after `FOLD_TIME` are estimated: a layout that narrowed a flood's views by a scrollbar
-        # and widened them again had rendered every block twice, seconds without a frame.
+        # From the last piece (the likeliest shown) for `FOLD_TIME`, the rest estimated: a layout
+        # that narrowed a flood's views and widened them again had rendered every block twice.
         whole = sum(len(piece.markdown or "") for piece in self._pieces) <= WHOLE_TEXT
         deadline = time.perf_counter() + FOLD_TIME
         exact = len(self._pieces)

@@ -13,7 +13,7 @@ class PendingText:
     joining and cutting all of it every frame made a frame cost the answer's length, and left
     the heap holding as many freed copies (bench/README.md, "Long answers (issue 29)")."""
 
-    __slots__ = ("chunks", "size", "taken")
+    __slots__ = ("chunks", "done", "size", "taken")
 
     def __init__(self, text: str = "") -> None:
         self.chunks: deque[str] = deque([text] if text else [])
@@ -21,6 +21,8 @@ class PendingText:
         """Characters at the start of `chunks[0]` already taken."""
         self.size = len(text)
         """Characters pending (a flood's frame asks, with tens of thousands of chunks)."""
+        self.done = 0
+        """Characters taken out or cleared so far: where the pending text starts in all of it."""
 
     def __bool__(self) -> bool:
         return self.size > 0
@@ -34,6 +36,7 @@ class PendingText:
 
     def clear(self) -> None:
         self.chunks.clear()
+        self.done += self.size
         self.taken = self.size = 0
 
     def text(self) -> str:
@@ -71,4 +74,5 @@ class PendingText:
             else:
                 self.taken = end
         self.size -= size
+        self.done += size
         return "".join(taken)
