@@ -19,6 +19,7 @@ import asyncio
 import shutil
 import sys
 import tempfile
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from unittest.mock import patch
@@ -28,12 +29,14 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.pilot import Pilot
 
+from acp_tui.checkpoints.store import CheckpointStore, Staged
 from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
 from acp_tui.demo.store import SessionRecord, SessionStore
 from acp_tui.demo.wire import text_block
 from acp_tui.ui.app import AcpApp
 from acp_tui.ui.widgets.permission_panel import PermissionPanel
 from acp_tui.ui.widgets.prompt_input import PromptInput
+from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.agents.hostile import AGENTS as AGENTS_FOR_TESTS
 from tests.remote.connect_support import remote_app
@@ -171,6 +174,32 @@ async def queued(app: AcpApp, pilot: Pilot[int]) -> None:
     await send(app, pilot, "markdown")
     await send(app, pilot, "plan")
     await pilot.pause(0.3)
+
+
+async def held(app: AcpApp, pilot: Pilot[int]) -> None:
+    """A prompt waiting for its checkpoint (the first of a big workspace copies every file):
+    the checkpoint is held until the screen is taken."""
+    await send(app, pilot, "hello")
+    await wait_idle(app, pilot)
+    release = threading.Event()
+    stage = CheckpointStore.stage
+
+    def slow_stage(store: CheckpointStore) -> Staged:
+        release.wait(30)
+        return stage(store)
+
+    holding = patch.object(CheckpointStore, "stage", slow_stage)
+    holding.start()
+    await send(app, pilot, "Move the parser into a module of its own")
+    queue = app.chat.query_one(QueuedPrompts)
+    await wait_until(pilot, lambda: queue.option_count == 1)
+    await pilot.pause(0.1)
+
+    def let_go() -> None:
+        holding.stop()
+        release.set()
+
+    asyncio.get_running_loop().call_soon(let_go)  # after the screen is taken (no await)
 
 
 async def settings(app: AcpApp, pilot: Pilot[int]) -> None:
@@ -558,6 +587,7 @@ SCENES: dict[str, Scene] = {
     "elicitation-url": elicitation_url,
     "cancelled": cancelled,
     "queued": queued,
+    "held": held,
     "settings": settings,
     "commands": commands,
     "inspector": inspector,

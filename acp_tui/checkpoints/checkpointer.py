@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 FAILURES = (CheckpointError, GitFailed, OSError)
-SLOW = 0.5
 CHANGES = "changes"
 """The severity of the notice that sums up a turn's changes."""
 
@@ -42,7 +41,6 @@ class Checkpointer:
         ignore: Sequence[Path | None] = (),
         agent_state: Sequence[str] | None = None,
         on_warning: Callable[[str], None] | None = None,
-        on_wait: Callable[[], None] | None = None,
     ) -> None:
         self.workspace = workspace
         self.root = root
@@ -54,9 +52,6 @@ class Checkpointer:
         self.unavailable: str | None = None if enabled else "checkpoints are turned off"
         """Why there are no checkpoints (None: there are)."""
         self.on_warning = on_warning or (lambda _message: None)
-        self._on_wait = on_wait
-        """Called when a prompt has waited `SLOW` seconds for its checkpoint (the first one
-        of a big workspace): the user is to know why nothing happens yet."""
         self._warnings: list[str] = []
         """Said from a worker thread; passed on from the event loop."""
         self._store: CheckpointStore | None = None
@@ -181,9 +176,6 @@ class Checkpointer:
             )
 
         staged = None
-        waiting = None
-        if self._on_wait is not None:
-            waiting = asyncio.get_running_loop().call_later(SLOW, self._on_wait)
         try:
             if self._ahead is not None:
                 ahead, self._ahead = self._ahead, None
@@ -195,9 +187,6 @@ class Checkpointer:
         except FAILURES as error:
             _said(session, "No checkpoint before this turn", error)
             return False
-        finally:
-            if waiting is not None:
-                waiting.cancel()
         if staged is None:
             return False
         committing = asyncio.ensure_future(self._in_thread(commit))

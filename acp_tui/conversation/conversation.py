@@ -46,7 +46,13 @@ class TurnEnd(msgspec.Struct):
     """The agent failed the prompt (or went away: `ConnectionClosed`)."""
     changes: Any = None
     """What the turn changed in the workspace (`TurnChanges`), when checkpointed."""
+    withdrawn: bool = False
+    """The user withdrew the prompt while it waited for its checkpoint: it was never sent."""
 
+
+HELD = 0.5
+"""Seconds a prompt waits for its checkpoint (the first of a big workspace copies every
+file) before its front end is told it is held (`FrontEnd.prompt_held`)."""
 
 BUDGET_CANCEL_GRACE = 5.0
 """Seconds an agent gets to confirm the cancel a reached budget sent, before its turn is
@@ -62,6 +68,8 @@ class Conversation(AgentLink):
         self.budget = budget or Budget()
         self._budgets: dict[str, BudgetWatch] = {}
         """What each session was told of its budgets, by session id."""
+        self._withdraw: asyncio.Future[None] | None = None
+        """While a prompt waits for its checkpoint: set, the prompt is withdrawn."""
         self.subscribe(self._watch_budget)
 
     # -- budgets ------------------------------------------------------------------------------
@@ -312,7 +320,9 @@ class Conversation(AgentLink):
             self.context = None
             for problem in content.problems:
                 self.front_end.say("warning", problem)
-            await checkpoints.before_turn(session, prompt.text)
+            if not await self._checkpoint_before(session, prompt):
+                end.withdrawn = True
+                return end
             try:
                 end.stop_reason = await session.prompt(content.blocks)
             except ConnectionClosed as error:
@@ -335,9 +345,47 @@ class Conversation(AgentLink):
             await self.sign_in_again()
         return end
 
+    @property
+    def preparing(self) -> bool:
+        """A prompt waits for the checkpoint before its turn: not sent yet (`cancel`
+        withdraws it)."""
+        return self._withdraw is not None
+
+    async def _checkpoint_before(self, session: Session, prompt: Prompt) -> bool:
+        """Take the checkpoint before `prompt`'s turn; False when the user withdrew the prompt
+        meanwhile (`cancel`). Held `HELD` seconds, the front end shows it held."""
+        checkpoints = self.shared.checkpoints
+        checkpoint = asyncio.ensure_future(checkpoints.before_turn(session, prompt.text))
+        loop = asyncio.get_running_loop()
+        withdraw = self._withdraw = loop.create_future()
+        told: list[Prompt] = []
+
+        def hold() -> None:
+            told.append(prompt)
+            self.front_end.prompt_held(prompt)
+
+        held = loop.call_later(HELD, hold)
+        try:
+            await asyncio.wait((checkpoint, withdraw), return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._withdraw = None
+            held.cancel()
+            taken = checkpoint.done()
+            checkpoint.cancel()  # withdrawn (or this turn cancelled): its staging is let go
+            if told:
+                self.front_end.prompt_held(None)
+        if taken:
+            checkpoint.result()  # what it raised, as awaiting it raised
+        return taken
+
     def cancel(self, grace: float) -> bool:
         """Cancel the running turn (`session/cancel`); an agent that has not confirmed within
-        `grace` seconds has its turn ended without it. False if no turn runs."""
+        `grace` seconds has its turn ended without it. A prompt still waiting for its
+        checkpoint is withdrawn instead. False if no turn runs."""
+        if self._withdraw is not None:
+            if not self._withdraw.done():
+                self._withdraw.set_result(None)
+            return True
         session = self.session
         if session is None or not session.busy:
             return False

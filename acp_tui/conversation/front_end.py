@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from acp_tui.conversation.attention import Call
     from acp_tui.conversation.budget import Spent
+    from acp_tui.conversation.prompt import Prompt
     from acp_tui.conversation.sign_in import AuthChoice
     from acp_tui.session.agent_info import AgentInfo
     from acp_tui.session.elicitation import PendingElicitation
@@ -55,6 +56,10 @@ class FrontEnd:
 
     def cancel_ignored(self) -> None:
         """The agent ignored a cancel: its turn was ended without it; it may be stuck."""
+
+    def prompt_held(self, prompt: Prompt | None) -> None:
+        """`prompt` has waited a while for the checkpoint before its turn (the first of a big
+        workspace): it is not sent yet, and a cancel withdraws it. None: it no longer waits."""
 
     def session_shown(self, session: Session) -> None:
         """`session` is now the conversation's (opened, reopened, forked, or new after a

@@ -33,7 +33,6 @@ class Shared:
         checkpoints: Checkpointer | bool = False,
         ignore: Sequence[Path | None] = (),
         agent_state: Sequence[str] | None = None,
-        on_wait: Callable[[], None] | None = None,
         record: bool = False,
         rules: PermissionPolicy | None = None,
         rules_dir: Path | None = None,
@@ -49,7 +48,6 @@ class Shared:
                 ignore=ignore,
                 agent_state=agent_state,
                 on_warning=on_warning,
-                on_wait=on_wait,
             )
         self.checkpoints = checkpoints
         """Taken around every turn of every conversation: made here (`True`: on, with acp-tui's

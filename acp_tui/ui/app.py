@@ -144,12 +144,6 @@ class AcpApp(App[int]):
                 checkpoints=self._checkpoints_enabled,
                 ignore=[self.options.transcript],
                 agent_state=self.startup.config.agent_state if self.startup else None,
-                on_wait=lambda: self.notify(
-                    "The prompt is sent once the workspace is checkpointed (the first checkpoint "
-                    "copies every file).",
-                    title="Taking a checkpoint",
-                    timeout=4,
-                ),
                 record=self.startup is not None and self.startup.record,
                 rules_dir=self._config_dir,
                 on_warning=lambda message: self.notify(message, severity="warning", timeout=8),
@@ -473,7 +467,8 @@ class AcpApp(App[int]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action == "cancel_turn":
-            return self.session is not None and self.session.busy and self.screen is self.chat
+            chat = self.conversation.chat
+            return chat is not None and chat.cancellable and self.screen is chat
         if action == "restart_agent":
             down = not self.agent_running or self.agent_unresponsive
             started = self.conversation.conversation is not None

@@ -89,6 +89,8 @@ class ChatScreen(Screen[None]):
         self.files: list[str] = []
         self._sending: Prompt | None = None
         """The prompt handed to the agent whose turn has not ended."""
+        self._held: Prompt | None = None
+        """That prompt, while it waits long for its checkpoint (`prompt_held`)."""
         self.dialogs = Dialogs(self, self._waiting_questions)
         """The permission and question dialogs, mounted when the agent first asks."""
         self.transcript = Transcript(id="transcript")
@@ -289,9 +291,11 @@ class ChatScreen(Screen[None]):
         conversation = self.conversation
         assert conversation is not None
         try:  # whatever fails, later prompts are still sent (`_sending` is reset)
-            await conversation.run_turn(prompt)
+            end = await conversation.run_turn(prompt)
         finally:
             self._sending = None
+        if end.withdrawn:
+            self._withdrawn(prompt)
         self.transcript.turn_ended()
         self._sync_busy()
         self._send_next()
@@ -304,7 +308,26 @@ class ChatScreen(Screen[None]):
             self._send_next()
 
     def _show_queue(self) -> None:
-        self.query_one(QueuedPrompts).show(self.queue)
+        self.query_one(QueuedPrompts).show(self.queue, self._held)
+
+    def prompt_held(self, prompt: Prompt | None) -> None:
+        """Show `prompt` waiting for its checkpoint, above those queued (None: no longer)."""
+        self._held = prompt
+        self._show_queue()
+        self.refresh_bindings()
+
+    def _withdrawn(self, prompt: Prompt) -> None:
+        """A prompt withdrawn before it was sent goes back into an empty draft (else the
+        history has it: ↑)."""
+        draft = self.query_one(PromptInput)
+        bar = self.query_one(AttachmentBar)
+        if draft.text.strip() or bar.attachments:
+            self.app.notify("↑ in the prompt brings it back", title="Prompt withdrawn")
+            return
+        draft.set_text(prompt.text)
+        for attachment in prompt.attachments:
+            bar.add(attachment)
+        self.app.notify("It was not sent: it is back in the prompt", title="Prompt withdrawn")
 
     @on(QueuedPrompts.Edit)
     def _edit_queued(self, event: QueuedPrompts.Edit) -> None:
@@ -520,8 +543,15 @@ class ChatScreen(Screen[None]):
 
     # -- actions ------------------------------------------------------------------------------
 
-    def action_escape(self) -> None:
+    @property
+    def cancellable(self) -> bool:
+        """A turn runs, or its prompt waits for its checkpoint: a cancel stops it."""
         if self.session is not None and self.session.busy:
+            return True
+        return self.conversation is not None and self.conversation.preparing
+
+    def action_escape(self) -> None:
+        if self.cancellable:
             self.cancel_turn()
             return
         if not isinstance(self.focused, PromptInput):

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from acp_tui.conversation.attention import Call
     from acp_tui.conversation.conversation import Conversation
     from acp_tui.conversation.opening import SessionEntry
+    from acp_tui.conversation.prompt import Prompt
     from acp_tui.conversation.sign_in import AuthChoice
     from acp_tui.session.agent_info import AgentInfo
     from acp_tui.session.elicitation import PendingElicitation
@@ -185,6 +186,9 @@ class ConversationView(FrontEnd):
             "Ctrl+P, Stop the agent: only stops it",
         )
         self.app.notify("Ctrl+R stops and restarts it.", title="The agent ignored the cancel")
+
+    def prompt_held(self, prompt: Prompt | None) -> None:
+        self._chat().prompt_held(prompt)
 
     def session_shown(self, session: Session) -> None:
         header = self._chat().query_one(SessionHeader)

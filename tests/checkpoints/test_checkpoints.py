@@ -390,40 +390,6 @@ async def test_a_workspace_too_big_to_copy_turns_checkpoints_off_once(
         store.snapshot()
 
 
-async def test_a_slow_checkpoint_says_why_the_prompt_waits(
-    tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import time
-
-    from acp_tui.checkpoints import checkpointer as module
-    from acp_tui.session.state import SessionState
-
-    waits: list[str] = []
-    checkpointer = Checkpointer(
-        workspace, root=tmp_path / "store", on_wait=lambda: waits.append("!")
-    )
-    monkeypatch.setattr(module, "SLOW", 0.05)
-    stage = CheckpointStore.stage
-
-    def slow_stage(self: CheckpointStore) -> object:
-        time.sleep(0.3)
-        return stage(self)
-
-    monkeypatch.setattr(CheckpointStore, "stage", slow_stage)
-
-    class FakeSession:
-        id = "s"
-        state = SessionState()
-
-    assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
-    assert waits == ["!"]
-    monkeypatch.setattr(CheckpointStore, "stage", stage)
-    # Quicker than SLOW, nothing is said (SLOW made ample: a loaded machine is slow).
-    monkeypatch.setattr(module, "SLOW", 5.0)
-    assert await checkpointer.before_turn(FakeSession(), "hi")  # type: ignore[arg-type]
-    assert waits == ["!"]
-
-
 async def test_a_checkpoint_staged_ahead_counts_what_changed_meanwhile_as_the_turns(
     tmp_path: Path, workspace: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
+import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from acp_tui.checkpoints.store import CheckpointStore, Staged
 from acp_tui.config import DEMO_COMMAND, AgentConfig
 from acp_tui.conversation.agent_link import Opening
 from acp_tui.conversation.conversation import Conversation
@@ -48,6 +50,9 @@ class Watcher(FrontEnd):
 
     def session_shown(self, session: Session) -> None:
         self.heard.append("session shown")
+
+    def prompt_held(self, prompt: Prompt | None) -> None:
+        self.heard.append(f"held {prompt.text}" if prompt is not None else "held no more")
 
     def say(self, severity: str, title: str, detail: str | None = None) -> None:
         self.heard.append(f"{severity}: {title}")
@@ -138,6 +143,41 @@ async def test_a_conversation_with_the_demo_agent_and_no_front_end(tmp_path: Pat
         assert talk.session is not None and talk.session.id == session_id
         assert texts(talk, "user")[:2] == ["hello", "/edit app.py"]
         assert (await talk.run_turn(Prompt("hello again"))).stop_reason == "end_turn"
+
+
+async def test_a_prompt_held_for_its_checkpoint_is_said_and_can_be_withdrawn(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """A checkpoint that takes long (the first of a big workspace) holds the prompt: the
+    front end hears so, and a cancel withdraws the prompt before it is sent."""
+    workspace = demo_workspace(tmp_path / "workspace")
+    demo = AgentConfig("demo", [*DEMO_COMMAND, "--speed", "0", "--data-dir", str(tmp_path)])
+    watcher = Watcher()
+    release = threading.Event()
+    stage = CheckpointStore.stage
+
+    def slow_stage(store: CheckpointStore) -> Staged:
+        release.wait(60)
+        return stage(store)
+
+    request.addfinalizer(release.set)  # a failed test leaves no thread waiting
+
+    async with conversation(workspace, demo, watcher) as talk:
+        monkeypatch.setattr(CheckpointStore, "stage", slow_stage)
+        turn = asyncio.ensure_future(talk.run_turn(Prompt("hello")))
+        await until(lambda: "held hello" in watcher.heard)
+        assert talk.preparing and talk.cancel(grace=20)
+        end = await asyncio.wait_for(turn, 30)
+        assert end.withdrawn and end.stop_reason is None
+        assert watcher.heard[-1] == "held no more" and not talk.preparing
+        assert talk.session is not None and talk.session.state.turn == 0
+        assert not texts(talk, "user")  # never sent
+        assert not talk.cancel(grace=20)  # nothing left to cancel
+
+        release.set()
+        end = await talk.run_turn(Prompt("hello"))
+        assert (end.stop_reason, end.withdrawn) == ("end_turn", False)
+        assert texts(talk, "user") == ["hello"] and talk.session.state.turn == 1
 
 
 # -- a real agent ------------------------------------------------------------------------------

@@ -20,6 +20,8 @@ class QueuedPrompts(OptionList):
     first_after_cancel: Prompt | None = None
     """The first prompt queued when a turn was cancelled: until it has run, a second cancel
     drops the queue."""
+    _first = 0
+    """The row of the first queued prompt: 1 under a prompt held for its checkpoint."""
 
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("enter,e", "edit", "Edit"),
@@ -40,6 +42,7 @@ class QueuedPrompts(OptionList):
     QueuedPrompts.-has-items { display: block; }
     QueuedPrompts:focus { background: $warning 15%; }
     QueuedPrompts > .option-list--option-highlighted { background: $warning 20%; }
+    QueuedPrompts > .option-list--option-disabled { color: $foreground; text-style: none; }
     """
 
     class Edit(Message):
@@ -54,23 +57,32 @@ class QueuedPrompts(OptionList):
             super().__init__()
             self.index = index
 
-    def show(self, prompts: list[Prompt]) -> None:
+    def show(self, prompts: list[Prompt], held: Prompt | None = None) -> None:
+        """The queue, after the prompt `held` for its checkpoint (not sent yet; shown, not
+        editable here: a cancel withdraws it)."""
         highlighted = self.highlighted
+        self._first = 1 if held is not None else 0
         self.clear_options()
+        if held is not None:
+            label = Content.assemble(
+                ("◷ checkpointing the workspace  ", "$text-warning"),
+                _one_line(held),
+                ("  ·  esc withdraws it", "$foreground-muted"),
+            )
+            self.add_option(Option(label, disabled=True))
         self.add_options(
             Option(
                 Content.assemble(
                     ("◷ queued ", "$text-warning"),
                     (f"{index + 1}  ", "$foreground-muted"),
-                    prompt.text.replace("\n", " ⏎ "),
-                    (_images(prompt), "$foreground-muted"),
+                    _one_line(prompt),
                 )
             )
             for index, prompt in enumerate(prompts)
         )
-        self.set_class(bool(prompts), "-has-items")
+        self.set_class(bool(prompts) or held is not None, "-has-items")
         if prompts:
-            self.highlighted = min(highlighted or 0, len(prompts) - 1)
+            self.highlighted = max(self._first, min(highlighted or 0, self.option_count - 1))
         self.can_focus = bool(prompts)
 
     def cancelled(self, queue: list[Prompt], running: Prompt | None) -> bool:
@@ -92,14 +104,15 @@ class QueuedPrompts(OptionList):
         return False
 
     def action_edit(self) -> None:
-        if self.highlighted is not None:
-            self.post_message(self.Edit(self.highlighted))
+        if self.highlighted is not None and self.highlighted >= self._first:
+            self.post_message(self.Edit(self.highlighted - self._first))
 
     def action_remove(self) -> None:
-        if self.highlighted is not None:
-            self.post_message(self.Remove(self.highlighted))
+        if self.highlighted is not None and self.highlighted >= self._first:
+            self.post_message(self.Remove(self.highlighted - self._first))
 
 
-def _images(prompt: Prompt) -> str:
+def _one_line(prompt: Prompt) -> Content:
     count = len(prompt.attachments)
-    return "" if not count else f"  ▣ {count} image" + ("s" if count > 1 else "")
+    images = "" if not count else f"  ▣ {count} image" + ("s" if count > 1 else "")
+    return Content.assemble(prompt.text.replace("\n", " ⏎ "), (images, "$foreground-muted"))
