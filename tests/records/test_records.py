@@ -129,7 +129,12 @@ async def test_the_recorder_coalesces_writes_and_flushes_at_turn_end(tmp_path: P
     for number in range(2000):
         session.apply(chunk(f"{number} "))
     assert saves == []  # the hot path only notes what changed
-    await asyncio.sleep(0.15)
+
+    async def flushed() -> None:  # the flush `delay` later
+        while not saves:
+            await asyncio.sleep(0.01)
+
+    await asyncio.wait_for(flushed(), 10)
     assert saves == [2]  # one transaction: the prompt and the message
     session.apply(chunk("done"))
     session.emit(reducer.end_turn(session.state, "end_turn"))

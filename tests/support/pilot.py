@@ -160,6 +160,23 @@ async def new_conversation(app: AcpApp, pilot: Pilot[int], typed: str = "") -> N
     await wait_started(app, pilot)
 
 
+async def choose_command(app: AcpApp, pilot: Pilot[int], title: str) -> None:
+    """Ctrl+P, type `title`, Enter once the palette offers it first (it searches as it is
+    typed into, in a worker)."""
+    from textual.command import CommandList
+
+    def offered() -> bool:
+        found = app.screen.query(CommandList)
+        first = found.first().highlighted_option if found else None
+        return first is not None and title in str(first.prompt)
+
+    await pilot.press("ctrl+p")
+    await pilot.pause()
+    await pilot.press(*title)
+    await wait_until(pilot, offered)
+    await pilot.press("enter")
+
+
 def core(shown: AcpApp | ConversationView) -> Conversation:
     """The `Conversation` behind the app's shown conversation, or behind `shown` (once its agent
     started): what a test reaches past the screen for (its client, its policy)."""

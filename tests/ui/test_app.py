@@ -36,6 +36,7 @@ from acp_tui.ui.widgets.tool_call import ToolCallCard, ToolHead
 from acp_tui.ui.widgets.transcript import Transcript
 from acp_tui.ui.widgets.usage_bar import UsageBar
 from tests.support.pilot import (
+    choose_command,
     core,
     demo_app,
     demo_workspace,
@@ -268,11 +269,13 @@ async def test_terminal_output_is_shown_live(run: Run) -> None:
         await wait_permission(app, pilot)
         await pilot.press("a")
         await wait_idle(app, pilot)
-        await pilot.pause(0.1)
         view = app.chat.query_one(TerminalView)
-        lines = [view.render_line(y).text for y in range(len(view.lines_for(view.size.width)))]
-        assert any("hello-from-the-terminal" in line for line in lines)
-        assert any("exit 0" in line for line in lines)
+
+        def lines() -> list[str]:
+            return [view.render_line(y).text for y in range(len(view.lines_for(view.size.width)))]
+
+        await wait_until(pilot, lambda: any("exit 0" in line for line in lines()))
+        assert any("hello-from-the-terminal" in line for line in lines())
 
 
 async def test_unknown_updates_are_shown_plainly(run: Run) -> None:
@@ -680,7 +683,7 @@ async def test_search_jumps_to_a_block(run: Run) -> None:
         await pilot.press("ctrl+f")
         assert isinstance(app.screen, SearchScreen)
         await pilot.press(*"streamed", "enter")
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: isinstance(app.focused, AgentMessage))
         focused = app.focused
         assert isinstance(focused, AgentMessage) and "Markdown, streamed" in focused.text()
 
@@ -711,14 +714,17 @@ async def test_old_blocks_are_released_and_come_back(run: Run) -> None:
         assert session is not None
         for index in range(210):
             session.notice("info", f"notice number {index}")
-        await pilot.pause(0.3)
         transcript = app.chat.query_one(Transcript)
-        assert len(transcript.blocks) < 100  # the screens near the view, not all 210
+        last, first = session.state.timeline[-1], session.state.timeline[0]
+
+        def released() -> bool:  # the screens near the view are kept, not all 210
+            blocks = transcript.blocks
+            return bool(blocks) and blocks[-1].item is last and len(blocks) < 100
+
+        await wait_until(pilot, released)
         assert len(session.state.timeline) == 210  # the state keeps everything
-        assert transcript.blocks[-1].item is session.state.timeline[-1]
-        transcript.reveal(session.state.timeline[0])
-        await pilot.pause(0.3)
-        assert transcript.blocks[0].item is session.state.timeline[0]
+        transcript.reveal(first)
+        await wait_until(pilot, lambda: transcript.blocks[0].item is first)
         assert session.state.timeline[-1] not in [block.item for block in transcript.blocks]
 
 
@@ -727,7 +733,8 @@ async def test_a_click_opens_a_long_notice_and_another_folds_it(run: Run) -> Non
         session = app.session
         assert session is not None
         session.notice("error", "It broke", "\n".join(f"line {n}" for n in range(10)))
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: bool(app.chat.query(NoticeLine)))
+        await pilot.pause()  # laid out, to be clicked
         [notice] = app.chat.query(NoticeLine)
         assert not notice.expanded
         await pilot.click(notice)
@@ -750,11 +757,7 @@ async def test_command_palette_lists_actions_and_setting_values(run: Run) -> Non
         for expected in ("Mode and settings", "Search the session", "Protocol inspector", "Keys"):
             assert expected in titles
         assert "Model: Demo Smart" in titles and "Mode: Code" in titles
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"Model: Demo Smart")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
+        await choose_command(app, pilot, "Model: Demo Smart")
 
         def model() -> Any:
             state = app.session.state  # type: ignore[union-attr]

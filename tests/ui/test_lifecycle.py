@@ -34,6 +34,7 @@ from acp_tui.ui.widgets.session_header import SessionHeader
 from tests.agents.hostile import AGENTS
 from tests.support import TEST_AGENTS
 from tests.support.pilot import (
+    choose_command,
     core,
     demo_app,
     demo_workspace,
@@ -397,11 +398,7 @@ async def test_a_fork_goes_on_from_here_and_leaves_the_session_as_it_was(
         await old_times(app, pilot, "remember the tortoise")
         source = app.session
         assert source is not None
-        await pilot.press("ctrl+p")
-        await pilot.pause()
-        await pilot.press(*"Fork the session")
-        await pilot.pause(0.5)
-        await pilot.press("enter")
+        await choose_command(app, pilot, "Fork the session")
         await wait_until(pilot, lambda: app.session is not source)
         await wait_until(pilot, lambda: "A fork of the session above" in _notices(app))
         assert "remember the tortoise" in message_texts(app)

@@ -117,8 +117,7 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
         # Scrolling to the top shows the answer's beginning.
         transcript = app.chat.query_one(Transcript)
         transcript.scroll_home(animate=False, immediate=True)
-        await pilot.pause(0.2)
-        assert views[0].region.y < transcript.region.bottom
+        await wait_until(pilot, lambda: views[0].region.y < transcript.region.bottom)
         # Search finds the first copy's end, and copy takes the whole answer.
         await pilot.press("ctrl+f")
         assert isinstance(app.screen, SearchScreen)

@@ -333,9 +333,9 @@ async def test_a_dialog_opening_under_a_short_transcript_keeps_its_end_in_view(
         transcript = app.chat.query_one(Transcript)
         await send(app, pilot, "/edit app.py")
         await wait_permission(app, pilot)
-        await pilot.pause(0.2)
-        assert transcript.max_scroll_y > 0  # it no longer fits
-        assert transcript.following and transcript.scroll_y == transcript.max_scroll_y
+        await wait_until(pilot, lambda: transcript.max_scroll_y > 0)  # it no longer fits
+        await wait_until(pilot, lambda: transcript.scroll_y == transcript.max_scroll_y)
+        assert transcript.following
 
 
 # -- a key for every option -------------------------------------------------------------------

@@ -4,6 +4,7 @@ reach the others."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -81,18 +82,19 @@ async def test_scrolling_mounts_what_comes_into_view_and_keeps_the_place(
             transcript.scroll_page_down(animate=False)
             await pilot.pause()
             assert any(b in app.chat._compositor.visible_widgets for b in transcript.blocks)
-        await pilot.pause(0.1)
-        shown = [b for b in transcript.blocks if b in app.chat._compositor.visible_widgets]
-        assert shown and items.index(shown[0].item) > 20
+
+        def shown() -> list[Block]:
+            return [b for b in transcript.blocks if b in app.chat._compositor.visible_widgets]
+
+        await wait_until(pilot, lambda: shown() and items.index(shown()[0].item) > 20)
         assert len(transcript.blocks) < WINDOW
         # Paging back up mounts the blocks above without moving what is read: a page up moves
         # the top block down by exactly a page.
-        top = shown[0]
+        top = shown()[0]
         before = top.region.y
         await pilot.press("pageup")
-        await pilot.pause(0.1)
         page = transcript.scrollable_content_region.height
-        assert top.is_attached and top.region.y == before + page
+        await wait_until(pilot, lambda: top.is_attached and top.region.y == before + page)
         # Further up, blocks released below are shown again above (another item each): the
         # place is kept all the same.
         for _ in range(3):
@@ -103,9 +105,9 @@ async def test_scrolling_mounts_what_comes_into_view_and_keeps_the_place(
             assert transcript.block_for(item) is first and first.region.y == before + page
         # The scrollbar dragged to the middle: the middle of the history is what shows.
         transcript.scroll_to(y=transcript.max_scroll_y / 2, animate=False, immediate=True)
-        await pilot.pause(0.1)
-        shown = [b for b in transcript.blocks if b in app.chat._compositor.visible_widgets]
-        assert shown and 0.3 < items.index(shown[0].item) / len(items) < 0.7
+        await wait_until(
+            pilot, lambda: shown() and 0.3 < items.index(shown()[0].item) / len(items) < 0.7
+        )
         await pilot.press("ctrl+end")
         await wait_until(pilot, lambda: on_screen(app, items[-1]))
         assert transcript.following
@@ -150,19 +152,20 @@ async def test_search_fold_and_copy_reach_released_blocks(
 async def test_block_keys_cross_the_window(tmp_path: Path) -> None:
     async with long_history(tmp_path, 2_000) as (app, pilot):
         items = timeline(app)
+
+        def focused(item: object) -> bool:
+            return isinstance(app.focused, Block) and app.focused.item is item
+
         await pilot.press("alt+up")
-        await pilot.pause(0.1)
-        assert isinstance(app.focused, Block) and app.focused.item is items[-1]
+        await wait_until(pilot, lambda: focused(items[-1]))
         await pilot.press("home")
         await wait_until(pilot, lambda: on_screen(app, items[0]))
         assert isinstance(app.focused, Block) and app.focused.item is items[0]
         for index in range(1, 4):
             await pilot.press("j")
-            await pilot.pause(0.05)
-            assert isinstance(app.focused, Block) and app.focused.item is items[index]
+            await wait_until(pilot, functools.partial(focused, items[index]))
         await pilot.press("k")
-        await pilot.pause(0.05)
-        assert isinstance(app.focused, Block) and app.focused.item is items[2]
+        await wait_until(pilot, lambda: focused(items[2]))
         # Scrolled far from the focused block, it is released: the prompt takes the keys.
         await pilot.press("ctrl+end")
         await wait_until(pilot, lambda: on_screen(app, items[-1]))
@@ -193,7 +196,7 @@ async def test_pages_only_scroll_between_batches_and_a_held_key_pages_on(
     async with long_history(tmp_path, 2_000) as (app, pilot):
         transcript = app.chat.query_one(Transcript)
         transcript.scroll_home(animate=False, immediate=True)
-        await pilot.pause(0.2)
+        await wait_until(pilot, lambda: on_screen(app, timeline(app)[0]))
         mounts: list[tuple[int, int]] = []
         mount = transcript._mount
 
@@ -219,15 +222,17 @@ async def test_pages_only_scroll_between_batches_and_a_held_key_pages_on(
         assert transcript._above.cells > 500
         assert not transcript._above._styles_cache._dirty_lines
         assert not transcript._below._styles_cache._dirty_lines
+
         # Blocks shown again for other items show those items: a card its own terminal.
-        await pilot.pause(0.2)
-        for block in transcript.blocks:
+        def its_own(block: Block) -> bool:
             if isinstance(block.item, Message):
-                assert block.text() == block.item.text
+                return block.text() == block.item.text
             if isinstance(block, ToolCallCard):
-                assert block.text().startswith(block.item.title)
                 shown = {view.terminal_id for view in block.query(TerminalView)}
-                assert shown == block.terminal_ids
+                return block.text().startswith(block.item.title) and shown == block.terminal_ids
+            return True
+
+        await wait_until(pilot, lambda: all(its_own(block) for block in transcript.blocks))
         # Keys that come faster than frames each move a page: the next page starts from where
         # the last one is heading, not from where the view was last drawn.
         before = transcript.scroll_target_y
