@@ -29,7 +29,7 @@ from acp_tui.ui.dialogs import Dialogs
 from acp_tui.ui.history import PromptHistory
 from acp_tui.ui.widgets.attachment_bar import AttachmentBar
 from acp_tui.ui.widgets.block import Block
-from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu
+from acp_tui.ui.widgets.completion_menu import Completion, CompletionMenu, command_completions
 from acp_tui.ui.widgets.inspector import Inspector
 from acp_tui.ui.widgets.key_footer import KeyFooter
 from acp_tui.ui.widgets.notice import NoticeLine, failure_line
@@ -316,34 +316,32 @@ class ChatScreen(Screen[None]):
         self._show_queue()
         self.refresh_bindings()
 
-    def _withdrawn(self, prompt: Prompt) -> None:
-        """A prompt withdrawn before it was sent goes back into an empty draft (else the
-        history has it: ↑)."""
-        draft = self.query_one(PromptInput)
-        bar = self.query_one(AttachmentBar)
+    def _into_draft(self, prompt: Prompt) -> bool:
+        """`prompt`'s text and images into the draft; False (left out) if one is written."""
+        draft, bar = self.query_one(PromptInput), self.query_one(AttachmentBar)
         if draft.text.strip() or bar.attachments:
-            self.app.notify("↑ in the prompt brings it back", title="Prompt withdrawn")
-            return
+            return False
         draft.set_text(prompt.text)
         for attachment in prompt.attachments:
             bar.add(attachment)
-        self.app.notify("It was not sent: it is back in the prompt", title="Prompt withdrawn")
+        return True
+
+    def _withdrawn(self, prompt: Prompt) -> None:
+        """A prompt withdrawn before it was sent goes back into an empty draft (else ↑)."""
+        back = self._into_draft(prompt)
+        said = "It was not sent: it is back in the prompt" if back else "↑ brings it back"
+        self.app.notify(said, title="Prompt withdrawn")
 
     @on(QueuedPrompts.Edit)
     def _edit_queued(self, event: QueuedPrompts.Edit) -> None:
-        prompt = self.query_one(PromptInput)
         if event.index >= len(self.queue):
             return
-        bar = self.query_one(AttachmentBar)
-        if prompt.text.strip() or bar.attachments:
+        if not self._into_draft(self.queue[event.index]):
             self.app.notify("Send or clear the draft first, then edit the queued prompt.")
             return
-        queued = self.queue.pop(event.index)
-        prompt.set_text(queued.text)
-        for attachment in queued.attachments:
-            bar.add(attachment)
+        del self.queue[event.index]
         self._show_queue()
-        prompt.focus()
+        self.query_one(PromptInput).focus()
 
     @on(QueuedPrompts.Remove)
     def _remove_queued(self, event: QueuedPrompts.Remove) -> None:
@@ -439,17 +437,7 @@ class ChatScreen(Screen[None]):
             return
         if query.kind == "command":
             commands = self.session.state.commands if self.session is not None else []
-            needle = query.query.lower()
-            items = [
-                Completion(
-                    c.name,
-                    c.description,
-                    c.input.hint if c.input and isinstance(c.input.hint, str) else "",
-                )
-                for c in commands
-                if c.name.lower().startswith(needle)
-            ]
-            menu.show(items, "/")
+            menu.show(command_completions(commands, query.query), "/")
         else:
             if not self.files:
                 self._load_files()

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from textual.content import Content
 from textual.widgets import OptionList
 from textual.widgets.option_list import Option
+
+if TYPE_CHECKING:
+    from acp_tui.protocol.updates import AvailableCommand
 
 MUTED = "$foreground-muted"
 
@@ -18,6 +23,20 @@ class Completion:
     description: str = ""
     hint: str = ""
     """For commands: what input the command takes."""
+
+
+def command_completions(commands: Sequence[AvailableCommand], typed: str) -> list[Completion]:
+    """The agent's commands that begin with what was typed after `/` (any case)."""
+    needle = typed.lower()
+    return [
+        Completion(
+            command.name,
+            command.description,
+            command.input.hint if command.input and isinstance(command.input.hint, str) else "",
+        )
+        for command in commands
+        if command.name.lower().startswith(needle)
+    ]
 
 
 class CompletionMenu(OptionList, can_focus=False):
