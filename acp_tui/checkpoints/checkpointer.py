@@ -195,6 +195,11 @@ class Checkpointer:
         self._running[session_id] = committing
         return True
 
+    def discard(self, session: Session) -> None:
+        """Forget the checkpoint before a turn that is not run after all (its prompt was
+        withdrawn): the next turn takes its own, under the same number."""
+        self._running.pop(session.id, None)
+
     async def after_turn(self, session: Session) -> TurnChanges | None:
         """The checkpoint after the turn that just ended, and a notice of what it changed
         (none when nothing did). None when the turn had no checkpoint before it."""

@@ -370,13 +370,14 @@ class Conversation(AgentLink):
         finally:
             self._withdraw = None
             held.cancel()
-            taken = checkpoint.done()
             checkpoint.cancel()  # withdrawn (or this turn cancelled): its staging is let go
             if told:
                 self.front_end.prompt_held(None)
-        if taken:
-            checkpoint.result()  # what it raised, as awaiting it raised
-        return taken
+        if withdraw.done():  # even if the checkpoint was taken meanwhile: the user said no
+            checkpoints.discard(session)
+            return False
+        checkpoint.result()  # what it raised, as awaiting it raised
+        return True
 
     def cancel(self, grace: float) -> bool:
         """Cancel the running turn (`session/cancel`); an agent that has not confirmed within

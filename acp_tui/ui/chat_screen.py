@@ -312,6 +312,8 @@ class ChatScreen(Screen[None]):
 
     def prompt_held(self, prompt: Prompt | None) -> None:
         """Show `prompt` waiting for its checkpoint, above those queued (None: no longer)."""
+        if not self.is_mounted:  # its turn was cancelled as the conversation closed
+            return
         self._held = prompt
         self._show_queue()
         self.refresh_bindings()
@@ -322,14 +324,17 @@ class ChatScreen(Screen[None]):
         if draft.text.strip() or bar.attachments:
             return False
         draft.set_text(prompt.text)
-        for attachment in prompt.attachments:
-            bar.add(attachment)
+        bar.add(*prompt.attachments)
         return True
 
     def _withdrawn(self, prompt: Prompt) -> None:
-        """A prompt withdrawn before it was sent goes back into an empty draft (else ↑)."""
-        back = self._into_draft(prompt)
-        said = "It was not sent: it is back in the prompt" if back else "↑ brings it back"
+        """A prompt withdrawn before it was sent goes back into an empty draft; beside one
+        being written, its text goes to the history (↑) and its images to the draft's."""
+        said = "It was not sent: it is back in the prompt"
+        if not self._into_draft(prompt):
+            self.history.add(prompt.text)  # not typed, it may not be there (a rejection's reason)
+            self.query_one(AttachmentBar).add(*prompt.attachments)
+            said = "It was not sent: ↑ in the prompt brings it back"
         self.app.notify(said, title="Prompt withdrawn")
 
     @on(QueuedPrompts.Edit)
@@ -365,9 +370,7 @@ class ChatScreen(Screen[None]):
         conversation = self.conversation
         if conversation is None or not only_refused_images(queued, conversation.agent_info):
             return False
-        bar = self.query_one(AttachmentBar)
-        for attachment in queued.attachments:
-            bar.add(attachment)
+        self.query_one(AttachmentBar).add(*queued.attachments)
         names = ", ".join(attachment.name for attachment in queued.attachments)
         session.notice("warning", f"{NO_IMAGES}: {names} not sent, kept in the draft")
         return True

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from acp_tui.checkpoints.checkpointer import Checkpointer
 from acp_tui.checkpoints.store import CheckpointStore, Staged
 from acp_tui.config import DEMO_COMMAND, AgentConfig
 from acp_tui.conversation.agent_link import Opening
@@ -178,6 +179,24 @@ async def test_a_prompt_held_for_its_checkpoint_is_said_and_can_be_withdrawn(
         end = await talk.run_turn(Prompt("hello"))
         assert (end.stop_reason, end.withdrawn) == ("end_turn", False)
         assert texts(talk, "user") == ["hello"] and talk.session.state.turn == 1
+
+        # Withdrawn as the checkpoint is taken, before the turn goes on: the user's word wins,
+        # and the checkpoint taken is not the next turn's.
+        before_turn = Checkpointer.before_turn
+
+        async def taken_then_withdrawn(self: Checkpointer, session: Session, text: str) -> bool:
+            taken = await before_turn(self, session, text)
+            assert talk.preparing and talk.cancel(grace=20)
+            return taken
+
+        monkeypatch.setattr(Checkpointer, "before_turn", taken_then_withdrawn)
+        end = await talk.run_turn(Prompt("not this one"))
+        assert end.withdrawn and texts(talk, "user") == ["hello"]
+        assert talk.shared.checkpoints._running == {}
+        monkeypatch.setattr(Checkpointer, "before_turn", before_turn)
+        (workspace / "new.txt").write_text("the user's own file\n")
+        end = await talk.run_turn(Prompt("hello again"))
+        assert end.stop_reason == "end_turn" and talk.session.state.turn == 2
 
 
 # -- a real agent ------------------------------------------------------------------------------

@@ -7,8 +7,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.app import App, ComposeResult
 
 from acp_tui.checkpoints.store import CheckpointStore, Staged
+from acp_tui.conversation.prompt import Prompt
 from acp_tui.session.state import Notice
 from acp_tui.ui.screens.changes import ChangesScreen
 from acp_tui.ui.screens.rewind import RewindScreen
@@ -209,7 +211,7 @@ async def test_a_prompt_held_for_its_checkpoint_shows_and_can_be_withdrawn(
 ) -> None:
     """The first checkpoint of a big workspace copies every file: meanwhile the prompt shows
     above the input as not sent yet, Escape withdraws it (unsent, back in the prompt), and
-    the prompt sent again goes once the checkpoint is taken."""
+    the prompt sent again is held again, then goes once the checkpoint is taken."""
     release = threading.Event()
     stage = CheckpointStore.stage
 
@@ -236,7 +238,39 @@ async def test_a_prompt_held_for_its_checkpoint_shows_and_can_be_withdrawn(
         assert app.session is not None
         assert app.session.state.turn == 0 and not message_texts(app)  # never sent
 
-        release.set()
         await pilot.press("enter")
+        await wait_until(pilot, lambda: queue.option_count == 1)
+        release.set()
+        await wait_until(pilot, lambda: queue.option_count == 0)
         await wait_idle(app, pilot)
         assert message_texts(app)[0] == "first words" and app.session.state.turn == 1
+        assert not app.check_action("cancel_turn", ())
+
+
+class _QueueApp(App[None]):
+    def __init__(self) -> None:
+        super().__init__()
+        self.edited: list[int] = []
+
+    def compose(self) -> ComposeResult:
+        yield QueuedPrompts()
+
+    def on_queued_prompts_edit(self, event: QueuedPrompts.Edit) -> None:
+        self.edited.append(event.index)
+
+
+async def test_the_queued_prompt_chosen_stays_chosen_as_a_held_one_comes_and_goes() -> None:
+    queue = [Prompt("a"), Prompt("b"), Prompt("c")]
+    async with _QueueApp().run_test() as pilot:
+        prompts = pilot.app.query_one(QueuedPrompts)
+        prompts.show(queue, Prompt("held"))
+        assert prompts.get_option_at_index(0).disabled
+        prompts.highlighted = 2  # "b", under the held row
+        prompts.show(queue)  # the held prompt was sent
+        assert prompts.highlighted == 1
+        app = pilot.app
+        assert isinstance(app, _QueueApp)
+        prompts.action_edit()
+        await wait_until(pilot, lambda: app.edited == [1])  # "b", as the user chose
+        prompts.show(queue, Prompt("held again"))
+        assert prompts.highlighted == 2

@@ -42,9 +42,9 @@ class AttachmentBar(RenderView):
         self._read: dict[tuple[Path, int, int], Attachment | ImageError] = {}
         """Each image mentioned, read once (by its path, time and size)."""
 
-    def add(self, attachment: Attachment) -> None:
-        """Add `attachment` to the prompt being written, as a chip at the end."""
-        self.attachments.append(attachment)
+    def add(self, *attachments: Attachment) -> None:
+        """Add `attachments` to the prompt being written, as chips at the end."""
+        self.attachments.extend(attachments)
         self._changed()
 
     def pop(self) -> Attachment | None:

@@ -60,7 +60,8 @@ class QueuedPrompts(OptionList):
     def show(self, prompts: list[Prompt], held: Prompt | None = None) -> None:
         """The queue, after the prompt `held` for its checkpoint (not sent yet; shown, not
         editable here: a cancel withdraws it)."""
-        highlighted = self.highlighted
+        # The queued prompt highlighted stays so, whether a held row comes or goes above it.
+        chosen = self.highlighted - self._first if self.highlighted is not None else 0
         self._first = 1 if held is not None else 0
         self.clear_options()
         if held is not None:
@@ -82,7 +83,7 @@ class QueuedPrompts(OptionList):
         )
         self.set_class(bool(prompts) or held is not None, "-has-items")
         if prompts:
-            self.highlighted = max(self._first, min(highlighted or 0, self.option_count - 1))
+            self.highlighted = self._first + min(max(chosen, 0), len(prompts) - 1)
         self.can_focus = bool(prompts)
 
     def cancelled(self, queue: list[Prompt], running: Prompt | None) -> bool:
