@@ -31,6 +31,7 @@ KEYS: list[tuple[str, list[tuple[str, str]]]] = [
         "Turn",
         [
             ("ctrl+c  esc", "cancel the turn, keep the draft"),
+            ("ctrl+c  esc", "a held prompt: withdraw it"),
             ("ctrl+c again", "after a cancel: drop the queue"),
             ("ctrl+c", "on an empty prompt: quit"),
             ("ctrl+q", "quit"),
