@@ -194,7 +194,6 @@ async def test_a_prompt_held_for_its_checkpoint_is_said_and_can_be_withdrawn(
         assert end.withdrawn and texts(talk, "user") == ["hello"]
         assert talk.shared.checkpoints._running == {}
         monkeypatch.setattr(Checkpointer, "before_turn", before_turn)
-        (workspace / "new.txt").write_text("the user's own file\n")
         end = await talk.run_turn(Prompt("hello again"))
         assert end.stop_reason == "end_turn" and talk.session.state.turn == 2
 
