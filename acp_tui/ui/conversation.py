@@ -91,9 +91,11 @@ class ConversationView(FrontEnd):
 
     @property
     def state(self) -> str:
-        """`working`, `waiting` (for you), `idle` or `stopped`, as its header shows it."""
+        """`working`, `waiting` (for you), `idle` or `stopped`, as its header shows it (a
+        prompt waiting for its checkpoint is work under way too)."""
         header = self._header()
-        if header is None:
+        preparing = self.conversation is not None and self.conversation.preparing
+        if header is None or preparing:
             return "working"
         status = header.status
         if self.session is not None and self.session.pending_permissions:
@@ -189,6 +191,7 @@ class ConversationView(FrontEnd):
 
     def prompt_held(self, prompt: Prompt | None) -> None:
         self._chat().prompt_held(prompt)
+        self.app.refresh_session_bars()
 
     def session_shown(self, session: Session) -> None:
         header = self._chat().query_one(SessionHeader)

@@ -231,6 +231,7 @@ async def test_a_prompt_held_for_its_checkpoint_shows_and_can_be_withdrawn(
         assert "checkpointing the workspace" in row and "first words" in row
         assert draft.text == ""
         assert app.check_action("cancel_turn", ()) is True  # the footer offers ^c Cancel
+        assert app.conversation.state == "working"  # in the session bar too
 
         await pilot.press("escape")
         await wait_until(pilot, lambda: draft.text == "first words")
