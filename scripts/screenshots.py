@@ -16,10 +16,10 @@ import os
 os.environ.setdefault("TEXTUAL_ANIMATIONS", "none")
 
 import asyncio
+import contextlib
 import shutil
 import sys
 import tempfile
-import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from unittest.mock import patch
@@ -29,7 +29,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from textual.pilot import Pilot
 
-from acp_tui.checkpoints.store import CheckpointStore, Staged
 from acp_tui.config import DEMO_COMMAND as DEMO_AGENT
 from acp_tui.demo.store import SessionRecord, SessionStore
 from acp_tui.demo.wire import text_block
@@ -41,6 +40,7 @@ from acp_tui.ui.widgets.transcript import Transcript
 from tests.agents.hostile import AGENTS as AGENTS_FOR_TESTS
 from tests.remote.connect_support import remote_app
 from tests.remote.serve_support import Served
+from tests.support.checkpoints import staging_held
 from tests.support.pilot import (
     demo_app,
     demo_workspace,
@@ -181,25 +181,13 @@ async def held(app: AcpApp, pilot: Pilot[int]) -> None:
     the checkpoint is held until the screen is taken."""
     await send(app, pilot, "hello")
     await wait_idle(app, pilot)
-    release = threading.Event()
-    stage = CheckpointStore.stage
-
-    def slow_stage(store: CheckpointStore) -> Staged:
-        release.wait(30)
-        return stage(store)
-
-    holding = patch.object(CheckpointStore, "stage", slow_stage)
-    holding.start()
+    holding = contextlib.ExitStack()
+    holding.enter_context(staging_held())
     await send(app, pilot, "Move the parser into a module of its own")
     queue = app.chat.query_one(QueuedPrompts)
     await wait_until(pilot, lambda: queue.option_count == 1)
     await pilot.pause(0.1)
-
-    def let_go() -> None:
-        holding.stop()
-        release.set()
-
-    asyncio.get_running_loop().call_soon(let_go)  # after the screen is taken (no await)
+    asyncio.get_running_loop().call_soon(holding.close)  # after the screen is taken (no await)
 
 
 async def settings(app: AcpApp, pilot: Pilot[int]) -> None:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -18,7 +17,6 @@ from typing import Any
 import pytest
 
 from acp_tui.checkpoints.checkpointer import Checkpointer
-from acp_tui.checkpoints.store import CheckpointStore, Staged
 from acp_tui.config import DEMO_COMMAND, AgentConfig
 from acp_tui.conversation.agent_link import Opening
 from acp_tui.conversation.conversation import Conversation
@@ -31,6 +29,7 @@ from acp_tui.session.options import ClientOptions
 from acp_tui.session.session import Session
 from acp_tui.session.state import Message, PermissionAnswer
 from tests.support import real_agents
+from tests.support.checkpoints import staging_held
 from tests.support.fake_model import FakeModel
 from tests.support.pilot import DEMO_FILES, demo_workspace, send, wait_idle
 from tests.support.ui import started_app
@@ -147,35 +146,25 @@ async def test_a_conversation_with_the_demo_agent_and_no_front_end(tmp_path: Pat
 
 
 async def test_a_prompt_held_for_its_checkpoint_is_said_and_can_be_withdrawn(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A checkpoint that takes long (the first of a big workspace) holds the prompt: the
     front end hears so, and a cancel withdraws the prompt before it is sent."""
     workspace = demo_workspace(tmp_path / "workspace")
     demo = AgentConfig("demo", [*DEMO_COMMAND, "--speed", "0", "--data-dir", str(tmp_path)])
     watcher = Watcher()
-    release = threading.Event()
-    stage = CheckpointStore.stage
-
-    def slow_stage(store: CheckpointStore) -> Staged:
-        release.wait(60)
-        return stage(store)
-
-    request.addfinalizer(release.set)  # a failed test leaves no thread waiting
-
     async with conversation(workspace, demo, watcher) as talk:
-        monkeypatch.setattr(CheckpointStore, "stage", slow_stage)
-        turn = asyncio.ensure_future(talk.run_turn(Prompt("hello")))
-        await until(lambda: "held hello" in watcher.heard)
-        assert talk.preparing and talk.cancel(grace=20)
-        end = await asyncio.wait_for(turn, 30)
+        with staging_held():
+            turn = asyncio.ensure_future(talk.run_turn(Prompt("hello")))
+            await until(lambda: "held hello" in watcher.heard)
+            assert talk.preparing and talk.cancel(grace=20)
+            end = await asyncio.wait_for(turn, 30)
         assert end.withdrawn and end.stop_reason is None
         assert watcher.heard[-1] == "held no more" and not talk.preparing
         assert talk.session is not None and talk.session.state.turn == 0
         assert not texts(talk, "user")  # never sent
         assert not talk.cancel(grace=20)  # nothing left to cancel
 
-        release.set()
         end = await talk.run_turn(Prompt("hello"))
         assert (end.stop_reason, end.withdrawn) == ("end_turn", False)
         assert texts(talk, "user") == ["hello"] and talk.session.state.turn == 1

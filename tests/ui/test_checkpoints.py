@@ -3,13 +3,11 @@ does after the agent edited files."""
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
 
 import pytest
 from textual.app import App, ComposeResult
 
-from acp_tui.checkpoints.store import CheckpointStore, Staged
 from acp_tui.conversation.prompt import Prompt
 from acp_tui.session.state import Notice
 from acp_tui.ui.screens.changes import ChangesScreen
@@ -19,6 +17,7 @@ from acp_tui.ui.widgets.notice import NoticeLine
 from acp_tui.ui.widgets.prompt_input import PromptInput
 from acp_tui.ui.widgets.queued_prompts import QueuedPrompts
 from acp_tui.ui.widgets.transcript import Transcript
+from tests.support.checkpoints import staging_held
 from tests.support.pilot import send, wait_idle, wait_until
 from tests.support.ui import message_texts, started_app
 
@@ -206,46 +205,35 @@ async def test_the_panes_are_as_tall_as_the_diff_up_to_the_screen(tmp_path: Path
         assert diff.outer_size.height < 12
 
 
-async def test_a_prompt_held_for_its_checkpoint_shows_and_can_be_withdrawn(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
-) -> None:
+async def test_a_prompt_held_for_its_checkpoint_shows_and_can_be_withdrawn(tmp_path: Path) -> None:
     """The first checkpoint of a big workspace copies every file: meanwhile the prompt shows
     above the input as not sent yet, Escape withdraws it (unsent, back in the prompt), and
     the prompt sent again is held again, then goes once the checkpoint is taken."""
-    release = threading.Event()
-    stage = CheckpointStore.stage
-
-    def slow_stage(store: CheckpointStore) -> Staged:
-        release.wait(60)
-        return stage(store)
-
-    request.addfinalizer(release.set)  # a failed test leaves no thread waiting
-
     async with started_app(tmp_path) as (app, pilot):
-        monkeypatch.setattr(CheckpointStore, "stage", slow_stage)
-        queue = app.chat.query_one(QueuedPrompts)
-        draft = app.chat.query_one(PromptInput)
-        await send(app, pilot, "first words")
-        await wait_until(pilot, lambda: queue.option_count == 1)
-        row = str(queue.get_option_at_index(0).prompt)
-        assert "checkpointing the workspace" in row and "first words" in row
-        assert draft.text == ""
-        assert app.check_action("cancel_turn", ()) is True  # the footer offers ^c Cancel
-        assert app.conversation.state == "working"  # in the session bar too
+        with staging_held() as release:
+            queue = app.chat.query_one(QueuedPrompts)
+            draft = app.chat.query_one(PromptInput)
+            await send(app, pilot, "first words")
+            await wait_until(pilot, lambda: queue.option_count == 1)
+            row = str(queue.get_option_at_index(0).prompt)
+            assert "checkpointing the workspace" in row and "first words" in row
+            assert draft.text == ""
+            assert app.check_action("cancel_turn", ()) is True  # the footer offers ^c Cancel
+            assert app.conversation.state == "working"  # in the session bar too
 
-        await pilot.press("escape")
-        await wait_until(pilot, lambda: draft.text == "first words")
-        await wait_until(pilot, lambda: queue.option_count == 0)
-        assert app.session is not None
-        assert app.session.state.turn == 0 and not message_texts(app)  # never sent
+            await pilot.press("escape")
+            await wait_until(pilot, lambda: draft.text == "first words")
+            await wait_until(pilot, lambda: queue.option_count == 0)
+            assert app.session is not None
+            assert app.session.state.turn == 0 and not message_texts(app)  # never sent
 
-        await pilot.press("enter")
-        await wait_until(pilot, lambda: queue.option_count == 1)
-        release.set()
-        await wait_until(pilot, lambda: queue.option_count == 0)
-        await wait_idle(app, pilot)
-        assert message_texts(app)[0] == "first words" and app.session.state.turn == 1
-        assert not app.check_action("cancel_turn", ())
+            await pilot.press("enter")
+            await wait_until(pilot, lambda: queue.option_count == 1)
+            release.set()
+            await wait_until(pilot, lambda: queue.option_count == 0)
+            await wait_idle(app, pilot)
+            assert message_texts(app)[0] == "first words" and app.session.state.turn == 1
+            assert not app.check_action("cancel_turn", ())
 
 
 class _QueueApp(App[None]):
