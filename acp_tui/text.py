@@ -3,7 +3,6 @@ code fenced in Markdown, and diffs as git writes them."""
 
 from __future__ import annotations
 
-import difflib
 import re
 
 
@@ -60,6 +59,8 @@ def git_style_diff(old_text: str, new_text: str, old_name: str, new_name: str) -
     """The unified diff of two texts as `git diff` writes it ("" if they are the same): lines
     end at `\\n` only, and a last line without one is followed by `\\ No newline at end of
     file`."""
+    import difflib  # here: a diff is for a file written, not for every start-up
+
     lines = difflib.unified_diff(
         _lines(old_text), _lines(new_text), fromfile=old_name, tofile=new_name
     )

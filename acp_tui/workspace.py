@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import secrets
 import stat
 from collections.abc import Sequence
 from pathlib import Path
@@ -287,7 +286,8 @@ class Workspace:
 
 def temp_name(name: str) -> str:
     """A fresh hidden name beside `name` for its new content (short enough for any file name)."""
-    return f".{name[:200]}.acp-tui-{secrets.token_hex(4)}.tmp"
+    # os.urandom is what `secrets.token_hex` reads, without importing `random` at start-up.
+    return f".{name[:200]}.acp-tui-{os.urandom(4).hex()}.tmp"
 
 
 def fsync_directory(dir_fd: int) -> None:

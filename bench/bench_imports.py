@@ -1,12 +1,13 @@
 """What each lazy import of acp-tui keeps off the start-up path: the milliseconds it takes to
 import, in a fresh process that has already imported what that start-up path imports.
 
-Two paths start acp-tui, so two baselines (and a third for a remote agent):
+Two paths start acp-tui, so two baselines (and two more, for what runs an agent):
 - `tui`: the first frame (`acp_tui.ui.app` and what the first screen needs), for the imports
   made after it (the conversation, the dialogs, Markdown, the agent picker, ...);
 - `cli`: the command line read and the agent spawned ahead (`acp_tui.cli`), for the imports
   made after that (the TUI itself, headless mode, asyncio, the protocol's types, ...);
-- `agent`: what runs an agent (`acp_tui.session.client`), for what only a remote agent needs.
+- `agent`: what runs an agent (`acp_tui.session.client`), for what only a remote agent needs;
+- `headless`: headless mode (`acp_tui.headless.run`), for what only some of its runs need.
 
 Each figure is the median of `--runs` processes; the baseline's own import is not counted.
 bench/README.md, "Lazy imports", lists them. Run: python bench/bench_imports.py [--runs 7]
@@ -26,6 +27,7 @@ BASELINES = {
     "tui": "import acp_tui.ui.app",
     "cli": "import acp_tui.cli",
     "agent": "import acp_tui.session.client",
+    "headless": "import acp_tui.headless.run",
 }
 
 LAZY = [
@@ -38,6 +40,10 @@ LAZY = [
     ("cli", "acp_tui.registry.start"),
     ("cli", "acp_tui.protocol.methods"),
     ("cli", "tomllib"),
+    ("cli", "ssl"),
+    ("cli", "importlib.resources"),
+    ("cli", "difflib"),
+    ("cli", "tempfile"),
     ("tui", "acp_tui.conversation.conversation"),
     ("tui", "acp_tui.conversation.agent_link"),
     ("tui", "acp_tui.conversation.shared"),
@@ -59,6 +65,9 @@ LAZY = [
     ("agent", "acp_tui.remote.client"),
     ("agent", "acp_tui.remote.websocket"),
     ("agent", "acp_tui.remote.streamable_http"),
+    ("headless", "acp_tui.checkpoints.rewind"),
+    ("headless", "acp_tui.records.export"),
+    ("headless", "mimetypes"),
 ]
 
 PROBE = """

@@ -6,6 +6,9 @@ need (the live protocol check's JSON Schema validator, the ACP Registry's downlo
 be there yet (nor what talks to the agent, started after it: `acp-tui` spawns the agent
 process before the app, through the launcher, and the app only takes it over after its first
 frame). `bench/bench_startup.py` measures the time itself.
+
+Headless mode likewise (`acp-tui -p`): a turn imports neither the TUI nor what only some runs
+need (a config file, a remote agent, a rewind, an export, a file's diff).
 """
 
 from __future__ import annotations
@@ -14,6 +17,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+from tests.support import TEST_AGENTS
 
 FIRST_FRAME = """
 import sys
@@ -123,6 +128,61 @@ def test_the_agent_is_spawned_before_asyncio_and_the_protocol_are_imported(
     )
     loaded = set(done.stdout.split())
     assert "acp_tui.config" in loaded  # the agent's command and environment were read
-    assert loaded.isdisjoint(
-        {"asyncio", "acp_tui.protocol.methods", "acp_tui.transport.launcher"}
-    ), sorted(loaded & {"asyncio", "acp_tui.protocol.methods", "acp_tui.transport.launcher"})
+    later = {
+        "asyncio",
+        "acp_tui.protocol.methods",
+        "acp_tui.transport.launcher",
+        "ssl",  # a remote agent's TLS (the config names one): asyncio imports it after
+        "difflib",  # a file's diff, as the agent writes it
+    }
+    assert loaded.isdisjoint(later), sorted(loaded & later)
+
+
+AFTER_A_HEADLESS_TURN = """
+import sys
+from acp_tui.cli import main
+
+status = main(["-p", "hi", "--output-format", "jsonl", "--", sys.executable, *sys.argv[1:]])
+print(status, " ".join(sorted(sys.modules)), file=sys.stderr)
+"""
+
+NOT_IN_A_HEADLESS_TURN = (
+    "textual",  # the TUI
+    "acp_tui.ui",
+    "acp_tui.registry",  # `--agent ID` of the ACP Registry
+    "urllib.request",
+    "acp_tui.remote.client",  # a remote agent
+    "acp_tui.check.live",  # `--live-check`
+    "jsonschema",
+    "tomllib",  # a config file, saved permission rules
+    "acp_tui.checkpoints.rewind",  # rewinding a turn
+    "acp_tui.records.export",  # exporting the session
+    "difflib",  # a file the agent writes, shown as a diff
+    "mimetypes",  # a prompt that mentions a file
+)
+
+
+def test_a_headless_turn_loads_only_what_it_uses(tmp_path: Path) -> None:
+    """`acp-tui -p` against an agent that answers at once, recorded and checkpointed (the
+    defaults): what only some runs need is not imported, at start or during the turn."""
+    flood = tmp_path / "empty.jsonl"
+    flood.write_bytes(b"")
+    agent = [str(TEST_AGENTS / "flood_agent.py"), str(flood)]
+    done = subprocess.run(
+        [sys.executable, "-c", AFTER_A_HEADLESS_TURN, *agent],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=dict(os.environ, HOME=str(tmp_path)),
+        cwd=tmp_path,
+        check=True,
+    )
+    status, modules = done.stderr.splitlines()[-1].split(" ", 1)
+    assert status == "0", done.stderr
+    loaded = set(modules.split())
+    unwanted = {
+        name
+        for name in loaded
+        if any(name == top or name.startswith(top + ".") for top in NOT_IN_A_HEADLESS_TURN)
+    }
+    assert "acp_tui.headless.run" in loaded and not unwanted, sorted(unwanted)

@@ -26,7 +26,6 @@ import json
 import os
 import re
 import stat
-import tempfile
 import threading
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -451,6 +450,8 @@ class CheckpointStore:
             path = os.fsdecode(name)
             if meta.startswith(b"100") and (path == ".gitignore" or path.endswith("/.gitignore")):
                 rules.append((path, meta.split(b" ")[2].decode()))
+        import tempfile  # here: for an old snapshot's rules, not for every start-up
+
         with tempfile.TemporaryDirectory(prefix="acp-tui-rules-") as then:
             # A work tree of the rules alone: git asks of the paths as they stood then.
             for (path, _blob), text in zip(rules, self.blobs([b for _p, b in rules]), strict=True):

@@ -6,7 +6,6 @@ from __future__ import annotations
 import shlex
 import shutil
 import sys
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -30,7 +29,10 @@ def config_path() -> Path:
 
 def default_config_text() -> str:
     """The commented example config acp-tui ships."""
-    return (resources.files("acp_tui") / "default_config.toml").read_text(encoding="utf-8")
+    import importlib.resources  # here: only `--init-config` writes it out
+
+    example = importlib.resources.files("acp_tui") / "default_config.toml"
+    return example.read_text(encoding="utf-8")
 
 
 def write_default_config(path: Path | None = None) -> bool:

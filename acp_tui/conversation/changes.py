@@ -7,20 +7,17 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from acp_tui.checkpoints.checkpointer import FAILURES, Checkpointer
-from acp_tui.checkpoints.rewind import (
-    RewindPlan,
-    RewindResult,
-    apply_rewind,
-    revert_hunks,
-    rewinds,
-    undo_plan,
-)
 from acp_tui.checkpoints.store import FileChange, Snapshot
 from acp_tui.checkpoints.turns import SessionCheckpoints, TurnChanges, TurnCheckpoint, counts
 from acp_tui.session.session import Session
+
+# Rewinding (and its diffs) is imported by the rewinds themselves: a headless run never
+# rewinds, and the TUI not before the user asks.
+if TYPE_CHECKING:
+    from acp_tui.checkpoints.rewind import RewindPlan, RewindResult
 
 __all__ = ["FAILURES", "SessionChanges"]
 
@@ -101,6 +98,8 @@ class SessionChanges:
     async def apply(self, plan: RewindPlan, *, skip_conflicts: bool) -> RewindResult | None:
         """Rewind as `plan` says (the files changed since left alone with `skip_conflicts`);
         None when there are no checkpoints. Raises `Stale` when the workspace moved on."""
+        from acp_tui.checkpoints.rewind import apply_rewind
+
         store = await self._run(self._checkpointer.store)  # may open it: git
         if store is None:
             return None
@@ -110,6 +109,8 @@ class SessionChanges:
         self, turn: int, chosen: Mapping[str, Sequence[int]]
     ) -> RewindResult | None:
         """Put back the hunks `chosen` (their indexes, by file) as they were before `turn`."""
+        from acp_tui.checkpoints.rewind import revert_hunks
+
         checkpoints = await self._run(self._session_checkpoints)
         if checkpoints is None:
             return None
@@ -136,6 +137,8 @@ class SessionChanges:
     async def undo_plan(self) -> RewindPlan | None:
         """What undoing the session's last rewind would put back (None: nothing to undo).
         Raises `NoCheckpoints`."""
+        from acp_tui.checkpoints.rewind import rewinds, undo_plan
+
         store = await self._run(self._checkpointer.store)  # may open it: git
         if store is None:
             raise NoCheckpoints(self.unavailable or "")

@@ -30,7 +30,6 @@ from acp_tui.conversation.sign_in import (
     sign_in,
 )
 from acp_tui.protocol.jsonrpc import AUTH_REQUIRED, ConnectionClosed, RpcError
-from acp_tui.records.export import export_path, session_markdown
 from acp_tui.session.change import Change
 from acp_tui.session.session import Session
 from acp_tui.session.state import SessionState
@@ -229,6 +228,8 @@ class Conversation(AgentLink):
 
     def export(self) -> Path:
         """Write the session as Markdown in the workspace; where. Raises OSError."""
+        from acp_tui.records.export import export_path, session_markdown  # only when asked
+
         session = self.session
         if session is None:
             raise NotNow("Nothing to export", "No session is open yet.")

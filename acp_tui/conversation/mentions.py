@@ -10,7 +10,6 @@ mentioned in quotes: `@"my notes.md"`.
 
 from __future__ import annotations
 
-import mimetypes
 import os
 import re
 import subprocess
@@ -168,6 +167,8 @@ def _resolved(path: Path) -> Path | None:
 
 
 def _file_block(path: Path, name: str, *, embed: bool) -> ContentBlock:
+    import mimetypes  # here: only a prompt that mentions a file needs it
+
     mime = mimetypes.guess_type(path.name)[0] or "text/plain"
     uri = path.as_uri()
     size = path.stat().st_size

@@ -6,11 +6,14 @@ from __future__ import annotations
 
 import functools
 import os
-import ssl
 from pathlib import Path
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
 
 import msgspec
+
+if TYPE_CHECKING:
+    import ssl
 
 TOKEN_VARIABLE = "ACP_TUI_TOKEN"
 """The environment variable a bearer token is taken from when no token file is given."""
@@ -90,4 +93,6 @@ def check_url(url: str) -> str | None:
 def tls_context() -> ssl.SSLContext:
     """The system's authorities (and `$SSL_CERT_FILE`) for both profiles' TLS: loaded once, not
     for every stream and every upgrade (each SSE stream has a connection of its own)."""
+    import ssl  # here: the config imports this module before the agent's head start
+
     return ssl.create_default_context()

@@ -30,7 +30,6 @@ edits by hand. It is read with `tomllib` and written whole, atomically::
 from __future__ import annotations
 
 import os
-import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast, get_args
@@ -135,14 +134,19 @@ class PermissionPolicy:
     def load(cls, mode: Mode = "ask", directory: Path | None = None) -> PermissionPolicy:
         """The policy with the rules saved in `directory` (default: `config_dir()`), if any."""
         path = (directory if directory is not None else config_dir()) / RULES_FILE
-        import tomllib  # here: the policy is loaded after the first frame (issue 14)
-
         try:
-            with path.open("rb") as file:
-                document = tomllib.load(file)
+            data = path.read_bytes()
         except FileNotFoundError:
             return cls(mode, path=path)
-        except (OSError, tomllib.TOMLDecodeError) as exc:
+        except OSError as exc:
+            raise PermissionRulesError(f"cannot read permission rules from {path}: {exc}") from exc
+        # Here, once there is a rules file: most runs have none (and the TUI loads the policy
+        # only after its first frame, issue 14).
+        import tomllib
+
+        try:
+            document = tomllib.loads(data.decode())
+        except tomllib.TOMLDecodeError as exc:
             raise PermissionRulesError(f"cannot read permission rules from {path}: {exc}") from exc
         return cls(mode, _parse_rules(path, document.get("rule", [])), path=path)
 
@@ -196,6 +200,8 @@ class PermissionPolicy:
 
     def save(self) -> None:
         """Write the rules to `path` atomically (temp file + rename), creating the directory."""
+        import tempfile  # here: rules are saved far less often than acp-tui starts
+
         self.path.parent.mkdir(parents=True, exist_ok=True)
         text = _format_rules(self.rules)
         fd, temp = tempfile.mkstemp(prefix=".permissions-", suffix=".tmp", dir=self.path.parent)
