@@ -104,6 +104,23 @@ def chunk_flood(lines: int) -> bytes:
     return "".join(f'{head}{n} "}}}}}}}}\n' for n in range(lines)).encode()
 
 
+def answer(flood: bytes) -> str:
+    """The agent's answer in a flood: the text of its message chunks."""
+    texts = []
+    for line in flood.splitlines():
+        update = json.loads(line)["params"]["update"]
+        if update["sessionUpdate"] == "agent_message_chunk":
+            texts.append(update["content"]["text"])
+    return "".join(texts)
+
+
+def printed_answer(out: bytes) -> str:
+    """The agent's answer in acp-tui's jsonl: the text appended to its messages (chunks read
+    together are printed as one)."""
+    events = (json.loads(line) for line in out.splitlines())
+    return "".join(event["append"]["text"] for event in events if event.get("role") == "agent")
+
+
 def timed(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, bytes]:
     started = time.perf_counter()
     done = subprocess.run(argv, env=env, cwd=cwd, capture_output=True, check=False)
@@ -136,6 +153,7 @@ def main() -> None:
         env |= {"HOME": str(home), "PYTHONPYCACHEPREFIX": str(scratch / "pycache")}
         env["PYTHONPATH"] = str(Path(__file__).resolve().parent.parent)
         times: dict[tuple[str, str], list[float]] = {}
+        answers = {name: answer(data) for name, (data, _fmt) in floods.items()}
         for name, (data, _fmt) in floods.items():
             (scratch / f"{name}.jsonl").write_bytes(data)
         for run in range(args.runs + 1):  # the first fills the bytecode cache
@@ -161,10 +179,8 @@ def main() -> None:
                     env,
                     workspace,
                 )
-                if output_format == "jsonl":
-                    changes = sum(1 for line in out.splitlines() if json.loads(line))
-                    if changes < args.lines:
-                        raise SystemExit(f"acp-tui printed {changes} changes")
+                if output_format == "jsonl" and printed_answer(out) != answers[name]:
+                    raise SystemExit("acp-tui printed another answer than the agent sent")
                 times.setdefault((name, "bare reader"), []).append(bare)
                 times.setdefault((name, "acp-tui"), []).append(ours)
     print(f"{args.lines:,} updates a flood; {args.runs} runs each, interleaved; medians")

@@ -161,7 +161,8 @@ async def read_updates(
     tap: Callable[[str, bytes | bytearray], None] | None = None,
 ) -> int:
     """The real path on an agent's pair of streams, until they end: `Connection`, routing
-    by `AgentClient`, the reducer; how many updates reached the session."""
+    by `AgentClient`, the reducer, and a listener; how many updates reached the client (the
+    session's changes are fewer: chunks read together are joined, `join_chunks`)."""
 
     async def no_permissions(pending: Any) -> None:
         pending.cancel()
@@ -172,15 +173,25 @@ async def read_updates(
         decide_permission=no_permissions,
     )
     session = client.sessions[SESSION] = Session(client, SESSION)
-    count = 0
+    count = changes = 0
 
-    def counted(_session: Session, _change: Any) -> None:
+    def changed(_session: Session, _change: Any) -> None:
+        nonlocal changes
+        changes += 1
+
+    session.listeners.append(changed)
+    typed = dict(client.typed_notifications)
+    kind, handle = typed["session/update"]
+
+    def counted(notifications: list[Any]) -> None:
         nonlocal count
-        count += 1
+        count += len(notifications)
+        handle(notifications)
 
-    session.listeners.append(counted)
-    typed = client.typed_notifications
+    typed["session/update"] = (kind, counted)
     await Connection(reader, writer, client, typed_notifications=typed, tap=tap).run()
+    if not changes:
+        raise SystemExit("no update changed the session")
     return count
 
 

@@ -42,6 +42,7 @@ from acp_tui.session.handshake import (
     initialize_request,
     shape_version,
 )
+from acp_tui.session.joined_chunks import join_chunks
 from acp_tui.session.options import SUPPORTED_VERSIONS, ClientOptions
 from acp_tui.session.session import PendingPermission, Session, build_services
 from acp_tui.session.state import Notice, SessionState
@@ -518,7 +519,7 @@ class AgentClient:
 
     def _session_updates(self, notifications: list[SessionNotification]) -> None:
         sessions = self.sessions
-        for notification in notifications:
+        for notification in join_chunks(notifications):
             try:
                 session = sessions.get(notification.session_id)
                 if session is not None:

@@ -150,12 +150,15 @@ async def test_an_update_a_listener_fails_on_loses_none_of_those_read_with_it(
                     "sessionId": "s",
                     "update": {
                         "sessionUpdate": "agent_message_chunk",
+                        # One message a word: chunks of one message read together are
+                        # joined into one update (`join_chunks`).
+                        "messageId": f"m{number}",
                         "content": {"type": "text", "text": word},
                     },
                 },
             }
         )
-        for word in words
+        for number, word in enumerate(words)
     ]
     reader = asyncio.StreamReader()
     reader.feed_data("".join(line + "\n" for line in lines).encode())  # one read: one run
@@ -168,5 +171,5 @@ async def test_an_update_a_listener_fails_on_loses_none_of_those_read_with_it(
         typed_notifications=client.typed_notifications,
     )
     await asyncio.wait_for(connection.run(), 10)
-    assert texts(session.state) == [("agent", "one two three four ")]
+    assert texts(session.state) == [("agent", word) for word in words]
     assert problems == ['could not handle a notification: RuntimeError("a listener\'s bug")']
