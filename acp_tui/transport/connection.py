@@ -154,15 +154,21 @@ class Connection(Peer):
         if decoded is None:
             self._receive_lines(_lines_of(run))
             return
-        if self._on_traffic is not None or self._transcript is not None:
+        on_traffic, transcript = self._on_traffic, self._transcript
+        if on_traffic is not None or transcript is not None:
             lines = _lines_of(run)
             if len(lines) != len(decoded):  # blank lines among them: each line on its own
                 self._receive_lines(lines)
                 return
-            for line, typed in zip(lines, decoded, strict=True):
-                self._take_typed(line, typed)
-            return
-        # A handler call a run of each method, not one an update: on the path of every flood.
+            # All of them shown and recorded before any is handled: they came before anything
+            # a handler may send. Then handed on a run at a time, as without them.
+            for line in lines:
+                if on_traffic is not None:
+                    on_traffic("recv", line)
+                if transcript is not None:
+                    transcript.record("recv", line)
+        # A handler call a run of each method, not one an update: on the path of every flood
+        # (the chunks of a run are joined: `join_chunks`).
         handlers = self._typed_handlers
         for kind, typed in groupby(decoded, type):
             try:

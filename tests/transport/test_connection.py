@@ -307,3 +307,31 @@ async def test_typed_updates_arrive_whole_and_in_order_however_the_reads_cut_the
     await Connection(reader, None, Recorder(), typed_notifications=typed).run()  # type: ignore[arg-type]
     await feeding
     assert seen == texts
+
+
+async def test_a_read_of_updates_shown_in_the_inspector_is_handed_on_as_one_run() -> None:
+    """With an inspector (`on_traffic`) the lines of a read are each shown, all before any is
+    handled, and handed on together, as without one: a flood's chunks are joined only then."""
+    events: list[tuple[str, Any]] = []
+    typed = {
+        "session/update": (
+            SessionNotification,
+            lambda run: events.append(("run", [n.update.content.text for n in run])),
+        )
+    }
+    texts = [f"word{i} " for i in range(5)]
+    reader = asyncio.StreamReader()
+    reader.feed_data("".join(notification(text) + "\n" for text in texts).encode())
+    reader.feed_eof()
+    await Connection(
+        reader,
+        None,  # type: ignore[arg-type]
+        Recorder(),
+        typed_notifications=typed,
+        on_traffic=lambda direction, line: events.append((direction, line)),
+    ).run()
+    assert [kind for kind, _ in events] == ["recv"] * 5 + ["run"]
+    assert [
+        json.loads(line)["params"]["update"]["content"]["text"] for _, line in events[:5]
+    ] == texts
+    assert events[5] == ("run", texts)
