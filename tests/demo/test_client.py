@@ -314,11 +314,15 @@ async def test_each_scenario_through_acp_tui(tmp_path: Path, version: int) -> No
     assert [e for e in turns["/permission"] if e["type"] == "permission"]
     switched = [e for e in turns["/switch"] if e["type"] in ("modes", "config")]
     assert "'code'" in repr(switched[-1]) or '"code"' in json.dumps(switched[-1])
-    long_messages: dict[str, int] = {}
+    long_messages: dict[str, str] = {}
     for event in turns["/long 2000"]:
         if event["type"] == "message" and "append" in event:
-            long_messages[event["id"]] = long_messages.get(event["id"], 0) + 1
-    assert 2000 in long_messages.values()
+            long_messages[event["id"]] = (
+                long_messages.get(event["id"], "") + event["append"]["text"]
+            )
+    # Its 2,000 chunks, whole and in order (those read together are printed as one).
+    streamed = "".join(f"{i}{chr(10) if i % 20 == 0 else ' '}" for i in range(1, 2001))
+    assert streamed in long_messages.values()
     [usage] = [e for e in turns["/usage"] if e["type"] == "usage"][-1:]
     assert usage["used"] > 0 and usage["size"] == 128_000 and usage["cost"]["currency"] == "USD"
     infos = [e for e in turns["/title Scenario test"] if e["type"] == "info"]
