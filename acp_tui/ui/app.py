@@ -211,6 +211,9 @@ class AcpApp(App[int]):
 
     @work(thread=True, exit_on_error=False)
     def _warm_up(self) -> None:
+        # Markdown's modules, imported by the first message otherwise: its first frame.
+        import acp_tui.ui.render.markdown  # noqa: F401
+
         warm_up()
 
     # -- the agent ----------------------------------------------------------------------------
