@@ -239,3 +239,28 @@ async def test_chips_sit_between_markdown_pieces() -> None:
             next(x for x in lines if "cat.png" in x)
         )
         assert "after it" in lines[-1]
+
+
+async def test_a_newline_in_a_paragraph_is_a_line_break() -> None:
+    """As in chat apps: an agent's `Step 1\\nStep 2` is two lines, streamed or whole, in a
+    paragraph or a list item (Rich draws markdown-it's soft break as a space)."""
+    text = "Step 1: read\nStep 2: edit\n\n- an item\n  its second line\n\nlast"
+
+    class Views(App[None]):
+        def compose(self) -> ComposeResult:
+            with VerticalScroll():
+                yield MarkdownView(id="streamed")
+                yield MarkdownView(text, id="whole")
+
+    app = Views()
+    async with app.run_test(size=(100, 40)) as pilot:
+        streamed = app.query_one("#streamed", MarkdownView)
+        whole = app.query_one("#whole", MarkdownView)
+        for start in range(0, len(text), 5):
+            streamed.append(text[start : start + 5])
+            await pilot.pause()
+        while not (streamed.settled and whole.settled and whole._line_count()):
+            await pilot.pause(0.02)
+        for view in (streamed, whole):
+            lines = [line.strip() for line in _text_lines(view) if line.strip()]
+            assert lines == ["Step 1: read", "Step 2: edit", "• an item", "its second line", "last"]

@@ -29,7 +29,19 @@ from acp_tui.ui.render.lexers import lexer_named
 def _markdown_it() -> MarkdownIt:
     """Rich's parser, with one change: a newline in a paragraph is a line break, as in chat
     apps (agents write `step 1\nstep 2` meaning two lines)."""
-    return MarkdownIt("commonmark", {"breaks": True}).enable("strikethrough").enable("table")
+    parser = MarkdownIt("commonmark").enable("strikethrough").enable("table")
+    parser.core.ruler.push("hard_breaks", _hard_breaks)
+    return parser
+
+
+def _hard_breaks(state: StateCore) -> None:
+    """Each soft break a hard one: markdown-it's `breaks` option only changes the HTML it
+    writes, and Rich draws a soft break as a space."""
+    for token in state.tokens:
+        if token.type == "inline" and token.children:
+            for child in token.children:
+                if child.type == "softbreak":
+                    child.type = "hardbreak"
 
 
 _PARSER = _markdown_it()
