@@ -146,7 +146,7 @@ class PermissionPolicy:
 
         try:
             document = tomllib.loads(data.decode())
-        except tomllib.TOMLDecodeError as exc:
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
             raise PermissionRulesError(f"cannot read permission rules from {path}: {exc}") from exc
         return cls(mode, _parse_rules(path, document.get("rule", [])), path=path)
 

@@ -185,6 +185,13 @@ def test_a_broken_rules_file_is_an_error_naming_it(tmp_path: Path, text: str, er
     assert str(tmp_path / RULES_FILE) in str(caught.value)
 
 
+def test_a_rules_file_that_is_not_utf8_is_an_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / RULES_FILE).write_bytes(b'[[rule]]\nkind = "read\xff"\ndecision = "allow"\n')
+    with pytest.raises(PermissionRulesError, match="cannot read permission rules") as caught:
+        PermissionPolicy.load("ask", tmp_path)
+    assert str(tmp_path / RULES_FILE) in str(caught.value)
+
+
 def test_bad_modes_and_kinds_are_refused() -> None:
     with pytest.raises(ValueError, match="unknown permission mode 'yolo'"):
         PermissionPolicy("yolo")  # type: ignore[arg-type]
