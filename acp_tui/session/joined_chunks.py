@@ -6,6 +6,10 @@ record, a headless run's printer) one append, not hundreds, and say what they sa
 (`is_plain_text`): the same text, in the same message, in the same order. Only plain text
 joins (no annotations, no `_meta` on the block, the update or the notification), and only
 within one session, one kind of chunk and one `messageId`: anything else ends the run.
+
+The agent's and its thoughts' chunks only. The user's are never a flood, and one of them may
+claim the prompt acp-tui shows already (`reducer._claim_sent_prompt`): one by one, the next
+without a `messageId` can then be a message of its own.
 """
 
 from __future__ import annotations
@@ -16,15 +20,10 @@ from msgspec import UNSET
 from msgspec.structs import replace
 
 from acp_tui.protocol.content import text_block
-from acp_tui.protocol.updates import (
-    AgentMessageChunk,
-    AgentThoughtChunk,
-    SessionNotification,
-    UserMessageChunk,
-)
+from acp_tui.protocol.updates import AgentMessageChunk, AgentThoughtChunk, SessionNotification
 
-Chunk = AgentMessageChunk | AgentThoughtChunk | UserMessageChunk
-_CHUNKS = frozenset({AgentMessageChunk, AgentThoughtChunk, UserMessageChunk})
+Chunk = AgentMessageChunk | AgentThoughtChunk
+_CHUNKS = frozenset({AgentMessageChunk, AgentThoughtChunk})
 
 
 def join_chunks(notifications: list[SessionNotification]) -> list[SessionNotification]:

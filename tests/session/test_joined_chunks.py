@@ -13,6 +13,7 @@ from typing import Any
 import msgspec
 import pytest
 
+from acp_tui.protocol.content import text_block
 from acp_tui.protocol.updates import SessionNotification
 from acp_tui.session import reducer
 from acp_tui.session.joined_chunks import join_chunks
@@ -57,7 +58,8 @@ def test_a_run_of_plain_chunks_of_one_message_becomes_one_chunk() -> None:
         ("s", "AgentThoughtChunk", "cd"),
         ("s", "AgentMessageChunk", "e"),
         ("s", "AgentMessageChunk", "f"),
-        ("s", "UserMessageChunk", "gh"),
+        ("s", "UserMessageChunk", "g"),  # the user's chunks stay apart
+        ("s", "UserMessageChunk", "h"),
         ("s", "AgentMessageChunk", "i"),
         ("t", "AgentMessageChunk", "jk"),
     ]
@@ -155,7 +157,7 @@ def _timeline(state: SessionState) -> list[Any]:
     return items
 
 
-@pytest.mark.parametrize("seed", range(20))
+@pytest.mark.parametrize("seed", range(100))
 def test_joined_or_one_by_one_the_state_shows_the_same(seed: int) -> None:
     rng = random.Random(seed)
     read = [
@@ -166,6 +168,9 @@ def test_joined_or_one_by_one_the_state_shows_the_same(seed: int) -> None:
     reads = [read[a:b] for a, b in zip([0, *cut], [*cut, len(read)], strict=True)]
     one_by_one = {"s": SessionState(session_id="s"), "t": SessionState(session_id="t")}
     joined = {"s": SessionState(session_id="s"), "t": SessionState(session_id="t")}
+    for state in [*one_by_one.values(), *joined.values()]:  # a turn, its prompt shown
+        reducer.begin_turn(state, [text_block("hello world")])
+        reducer.add_notice(state, "info", "something shown before the agent's echo")
     for n in read:
         reducer.apply(one_by_one[n.session_id], n.update)
     applied = 0
