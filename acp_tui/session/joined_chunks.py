@@ -29,8 +29,7 @@ _CHUNKS = frozenset({AgentMessageChunk, AgentThoughtChunk})
 def join_chunks(notifications: list[SessionNotification]) -> list[SessionNotification]:
     """`notifications`, each run of joinable chunks as one chunk of their joined text."""
     joined: list[SessionNotification] = []
-    head: SessionNotification | None = None
-    head_chunk: Any = None
+    head: Any = None  # the run's first notification, whose update is a `Chunk`
     texts: list[str] = []
     # Once a notification of a flood: one pass, no call but the appends.
     for notification in notifications:
@@ -39,7 +38,7 @@ def join_chunks(notifications: list[SessionNotification]) -> list[SessionNotific
         if kind in _CHUNKS:
             block = chunk.content
             text = block.text
-            if (
+            if (  # `is_plain_text`, inlined: once a chunk
                 text.__class__ is str
                 and block.type == "text"
                 and block.meta is UNSET
@@ -49,15 +48,15 @@ def join_chunks(notifications: list[SessionNotification]) -> list[SessionNotific
             ):
                 if (
                     head is not None
-                    and kind is head_chunk.__class__
-                    and chunk.message_id == head_chunk.message_id
+                    and kind is head.update.__class__
+                    and chunk.message_id == head.update.message_id
                     and notification.session_id == head.session_id
                 ):
                     texts.append(text)
                     continue
                 if head is not None:
                     joined.append(_joined(head, texts))
-                head, head_chunk, texts = notification, chunk, [text]
+                head, texts = notification, [text]
                 continue
         if head is not None:
             joined.append(_joined(head, texts))
