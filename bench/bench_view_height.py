@@ -6,8 +6,8 @@ word is appended, the view flushed and the app given a frame, 60 times. The figu
 main thread's CPU time a frame (`time.process_time`), median of the 60, at a short height and
 at a tall one, interleaved, and the tall one as a multiple of the short.
 
-`PART_LINES` (`ui/widgets/markdown_view.py`) bounds how tall a view of a long answer grows:
-this says what a taller part costs a frame while it grows.
+A long answer is one view however tall it grows: this says whether a frame of its stream costs
+more the longer it is.
 
 Run: python bench/bench_view_height.py [--short 900] [--tall 3900] [--runs 3] [--package DIR]
 """

@@ -1,6 +1,5 @@
-"""A long streamed answer goes on in Markdown views of bounded height (only the last one
-grows), and nothing of it is lost: all its text is there in order, and scrolling, search and
-copy reach all of it."""
+"""A long streamed answer stays one Markdown view however long it grows, and nothing of it is
+lost: all its text is there in order, and scrolling, search and copy reach all of it."""
 
 from __future__ import annotations
 
@@ -8,15 +7,12 @@ import json
 import sys
 import time
 from collections.abc import Callable
-from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
 import pytest
-import textual.widget
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
-from textual.geometry import Size
 from textual.widget import Widget
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
@@ -25,17 +21,16 @@ from acp_tui.protocol.content import text_block
 from acp_tui.session.state import Message
 from acp_tui.ui.screens import SearchScreen
 from acp_tui.ui.widgets import markdown_view
-from acp_tui.ui.widgets import message as message_module
 from acp_tui.ui.widgets.markdown_view import MarkdownView
-from acp_tui.ui.widgets.message import AgentMessage, PartRun
+from acp_tui.ui.widgets.message import AgentMessage
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.agents.flood_agent import SESSION
 from tests.support.pilot import demo_app, send, wait_idle, wait_started, wait_until
 
 AGENT = Path(__file__).resolve().parent.parent / "agents" / "flood_agent.py"
-COPIES = 60
-"""The showcase this many times over (about 2,000 chunks): more than the first layout takes in
-at once, then several views at the part size the test sets."""
+COPIES = 80
+"""The showcase this many times over (about 2,700 chunks, 5,000 lines at 120 columns): more than
+the first layout takes in at once, and hundreds of blocks, most of them scrolling past unseen."""
 
 
 def flood(path: Path, chunks: list[str]) -> Path:
@@ -66,11 +61,9 @@ def lines_of(view: MarkdownView) -> list[str]:
     return [view.render_line(y).text.rstrip() for y in range(view.size.height)]
 
 
-async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
+async def test_a_long_answer_stays_one_view_and_keeps_all_its_text(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(markdown_view, "PART_LINES", 60)
-    monkeypatch.setattr(message_module, "RUN_PARTS", 3)
     numbered = [f"{MARKDOWN_SHOWCASE}\n\nCopy number {n:02} ends here.\n\n" for n in range(COPIES)]
     chunks = [chunk for copy in numbered for chunk in pieces(copy, 6)]
     answer = "".join(chunks)
@@ -78,8 +71,8 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
     app = demo_app(tmp_path, tmp_path / "state", argv=argv)
     copied: list[str] = []
     monkeypatch.setattr(app, "copy_to_clipboard", copied.append)
-    # The answer's containers draw nothing themselves: Textual's default renders a widget's
-    # whole height (thousands of blank lines) each time it changes, each frame of a flood.
+    # The answer's container draws nothing itself: Textual's default renders a widget's whole
+    # height (thousands of blank lines) each time it changes, each frame of a flood.
     drawn: list[Widget] = []
     monkeypatch.setattr(Widget, "_render_content", counted(Widget._render_content, drawn))
     async with app.run_test(size=(120, 40)) as pilot:
@@ -89,35 +82,21 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
         message = app.chat.query_one(AgentMessage)
         assert message.item.text == answer
         last = f"Copy number {COPIES - 1:02} ends here."
-        # A view that goes on from another takes its text in at the frames after its first.
-        await wait_until(pilot, lambda: any(last in line for line in lines_of(message._view)))
-        views = list(message.query(MarkdownView))
-        assert len(views) > 3
-        # Every view but the last stopped growing once it held the part size.
-        assert all(view.size.height >= 60 for view in views[:-1])
-        # All the text, in order, across the views: each copy's last line once, in turn.
-        shown = [line for view in views for line in lines_of(view)]
-        ends = [line.strip() for line in shown if "ends here" in line]
+        view = message.query_one(MarkdownView)
+        await wait_until(pilot, lambda: any(last in line for line in lines_of(view)))
+        # One widget for all of it: Textual places every widget of the screen each frame, so
+        # a view more for each part of a long answer was a frame's cost growing with it.
+        assert list(message.children) == [view]
+        assert view.size.height > 4000  # taller than the parts a long answer was once cut into
+        assert not [widget for widget in drawn if isinstance(widget, AgentMessage)]
+        # All the text, in order: each copy's last line once, in turn.
+        ends = [line.strip() for line in lines_of(view) if "ends here" in line]
         assert ends == [f"Copy number {n:02} ends here." for n in range(COPIES)]
-        assert "".join(view.source for view in views) == answer
-        # The views after the first go in runs of `RUN_PARTS`, and a run's height does not
-        # arrange it again for each height of the answer around it (a new one each frame).
-        runs = list(message.query(PartRun))
-        assert len(runs) >= 2 and all(len(run.children) == 3 for run in runs[:-1])
-        arranged: list[Widget] = []
-        monkeypatch.setattr(textual.widget, "arrange", counted(textual.widget.arrange, arranged))
-        width = runs[0].size.width
-        for height in (500, 900, 1300):
-            runs[0].get_content_height(Size(width, height), app.size, width)
-        assert len(arranged) <= 1
-        assert not [widget for widget in drawn if isinstance(widget, (AgentMessage, PartRun))]
-        # Blocks are one blank line apart across a view's end too.
-        for before, after in pairwise(views):
-            assert after.region.y == before.region.bottom + 1
+        assert view.source == answer
         # Scrolling to the top shows the answer's beginning.
         transcript = app.chat.query_one(Transcript)
         transcript.scroll_home(animate=False, immediate=True)
-        await wait_until(pilot, lambda: views[0].region.y < transcript.region.bottom)
+        await wait_until(pilot, lambda: view.region.y < transcript.region.bottom)
         # Search finds the first copy's end, and copy takes the whole answer.
         await pilot.press("ctrl+f")
         assert isinstance(app.screen, SearchScreen)
@@ -125,7 +104,7 @@ async def test_a_long_answer_is_split_into_views_and_keeps_all_its_text(
         await wait_until(pilot, lambda: app.focused is message)
         await pilot.press("c")
         assert copied[-1] == answer
-        # The blocks that scrolled past unseen are rendered in the end, view after view.
+        # The blocks that scrolled past unseen are rendered in the end.
         await wait_until(pilot, lambda: message.settled, timeout=60)
 
 
@@ -136,16 +115,15 @@ class _RestApp(App[None]):
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield MarkdownView(self.rest, continued=True)
+            yield MarkdownView(self.rest)
 
 
-async def test_a_view_takes_in_its_rest_a_frame_at_a_time_without_copying_it(
+async def test_a_view_takes_in_text_given_at_once_a_frame_at_a_time_without_copying_it(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A view that goes on from another is handed all of the answer's rest (megabytes in a
-    flood); each frame takes in part of it. The rest stays the one string it was given, read
-    from an offset, not cut into a new copy of what is left every frame, and all of it is
-    taken in."""
+    """A view given much text at once (megabytes: a flood read before its first layout) takes
+    part of it in each frame. The text stays the one string it was given, read from an
+    offset, not cut into a new copy of what is left every frame, and all of it is taken in."""
     # A frame takes in ~20 KB of the 430 KB: frames enough that the first one is seen.
     monkeypatch.setattr(markdown_view, "SKIM_TEXT", 16 * 1024)
     rest = "".join(f"Paragraph {n}: {MARKDOWN_SHOWCASE[:200]}\n\n" for n in range(2000))
@@ -204,26 +182,21 @@ class _AnswerApp(App[None]):
             yield AgentMessage(self.item)
 
 
-async def test_an_answer_given_whole_is_taken_in_as_a_stream_and_split(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+async def test_an_answer_given_whole_is_taken_in_as_a_stream() -> None:
     """A message shown with more text than a frame takes (a flood read before the message's
     first layout, a long answer shown again) does not take it all in at its first layout,
     which held a flood's first frame for most of a second: it is taken in a frame's worth at
-    a time and goes on in views of the part size, as a streamed answer does."""
-    monkeypatch.setattr(markdown_view, "PART_LINES", 60)
+    a time, as a streamed answer is."""
     text = "".join(f"{MARKDOWN_SHOWCASE}\n\nCopy number {n:02} ends here.\n\n" for n in range(8))
     assert len(text) > markdown_view.WHOLE_TEXT
     app = _AnswerApp(text)
     async with app.run_test(size=(100, 40)) as pilot:
         message = app.query_one(AgentMessage)
-        first = app.query_one(MarkdownView)
-        await wait_until(pilot, lambda: first.size.width > 0)
-        assert len(first._pending) > 0  # the first layout took in a frame's worth at most
+        view = app.query_one(MarkdownView)
+        await wait_until(pilot, lambda: view.size.width > 0)
+        assert len(view._pending) > 0  # the first layout took in a frame's worth at most
         await wait_until(pilot, lambda: message.settled, timeout=60)
-        views = list(message.query(MarkdownView))
-        assert len(views) > 1
-        assert "".join(view.source for view in views) == text
+        assert view.source == text
 
 
 async def test_a_short_answer_given_whole_is_taken_in_at_its_first_layout() -> None:

@@ -4,7 +4,10 @@ Appends are only buffered; at most once per frame the buffer is folded in. The t
 *finished* pieces (whole top-level blocks that nothing appended later can change) and a live
 *tail* (the last block). Finished pieces are rendered once per width; only the tail is parsed
 and rendered again on each frame. A frame therefore costs the size of the tail, not of the
-message, and a message of 20,000 chunks streams as smoothly as one of twenty.
+message, and a message of 20,000 chunks streams as smoothly as one of twenty. A long answer
+stays one view however tall it grows: Textual's cost of a growing widget does not depend on its
+height (`ui/textual_fixes.py`), and each widget more is a cost every frame (bench/README.md,
+"Long answers (issue 29)").
 
 When text comes faster than Rich renders it (a fast agent, a replay), a frame parses for
 `PARSE_TIME`, a few KB at a time, and renders only the last screenful of the blocks it
@@ -23,7 +26,6 @@ from __future__ import annotations
 import time
 from bisect import bisect_right
 from collections import deque
-from collections.abc import Callable
 from typing import TYPE_CHECKING, ClassVar
 
 from rich.console import RenderableType
@@ -56,8 +58,7 @@ SKIM_PIECE = 1024
 """Characters of skimmed text (see `_skim`) in one piece, at least: a piece is parsed and
 rendered at once when it is shown or caught up on (~2-4 ms a KB, as a frame parses)."""
 SKIM_TEXT = 256 * 1024
-"""Characters a view with no `overflow` skims in a frame, at most (a view that has one skims
-what fills its part)."""
+"""Characters a view skims in a frame, at most."""
 TAIL_PACE = 4.0
 """A tail that took t seconds to render is rendered again no sooner than `TAIL_PACE` * t later
 (its new text waits): a tail of a millisecond is rendered every frame, a 600 KB paragraph is
@@ -69,11 +70,6 @@ TYPING = 1.0
 FOLD_TIME = 0.010
 """Seconds a frame may spend catching up on estimated heights (once the text paused), or
 measuring a view again at a new width: with the screen's update, it stays under 20 ms."""
-PART_LINES = 4000
-"""Lines of finished blocks after which a long answer goes on in a new view (`overflow`): Textual
-pays for a widget that changes size in proportion to its height, every frame it grows, so an
-answer is many views of bounded height, only the last one growing. A frame takes in one view's
-part at most: smaller parts held a flood back (bench/README.md, "Long answers (issue 29)")."""
 QUIET = 0.5
 """Seconds without text for any view after which estimated blocks are rendered (`_catch_up`):
 rendering blocks no one sees took more than half of a flood's frames (bench/README.md, "Long
@@ -81,10 +77,10 @@ answers (issue 29)"), so it waits for a pause (the end of the answer, in a flood
 than a slow frame of the flood is."""
 WHOLE_TEXT = 8192
 """Characters of text a view takes in whole at its first layout, heights exact at once (a
-message shown again). More is taken in as a stream is, a frame's worth at a time, and split
-into parts like one: a flood is read for a while before its message's first layout (66 KB in
-the long-answer bench), and taking all of it in held the answer's first frame for most of a
-second (bench/README.md, "Long answers (issue 29)")."""
+message shown again). More is taken in as a stream is, a frame's worth at a time: a flood is
+read for a while before its message's first layout (66 KB in the long-answer bench), and taking
+all of it in held the answer's first frame for most of a second (bench/README.md, "Long answers
+(issue 29)")."""
 
 
 class MarkdownView(StripsView):
@@ -112,18 +108,10 @@ class MarkdownView(StripsView):
         self,
         text: str = "",
         *,
-        continued: bool = False,
         id: str | None = None,
         classes: str | None = None,
     ) -> None:
-        """`continued`: `text` goes on from another view (`overflow`), a stream taken in a
-        frame's worth at a time, as appended text is, not whole at the first layout (as more
-        than `WHOLE_TEXT` is)."""
         super().__init__(id=id, classes=classes)
-        self.overflow: Callable[[str], None] | None = None
-        """Called, once, with the text that goes on in a new view when this one holds
-        `PART_LINES` of finished blocks; without it the view grows for as long as text comes."""
-        self._continued = continued
         self._pieces: list[Piece] = []
         self._tops: list[int] = []
         """`top` of each piece, for bisecting a line number to its piece."""
@@ -224,19 +212,13 @@ class MarkdownView(StripsView):
         if self._pending or self._waiting:
             MarkdownView.last_text = self._last_flush
         started = time.perf_counter()
-        # A view takes in no more than its part: in a flood a frame parses hundreds of lines.
-        room = PART_LINES - self._frozen_height if self.overflow is not None else None
-        room = self._skim(room)
+        self._skim()
         typing = time.monotonic() < MarkdownView.last_key + TYPING
         deadline = time.perf_counter() + (TYPING_PARSE_TIME if typing else PARSE_TIME)
-        while self._pending and (room is None or room > 0) and time.perf_counter() < deadline:
-            lines = self._fold_pending(FOLD_STEP)
-            if room is not None:
-                room -= lines
+        while self._pending and time.perf_counter() < deadline:
+            self._fold_pending(FOLD_STEP)
         if self._waiting:
             self._take_waiting()
-        if self.overflow is not None and self._frozen_height >= PART_LINES and not self._waiting:
-            self._hand_over(self.overflow)
         if self._may_catch_up():
             self._catch_up(started + FOLD_TIME)
         taken = tail != self._tail or pieces != len(self._pieces)
@@ -256,14 +238,6 @@ class MarkdownView(StripsView):
             region = Region(0, self._tail_top(), self.size.width, len(self._tail_lines))
             self._changed(region=region)
 
-    def _hand_over(self, overflow: Callable[[str], None]) -> None:
-        """Stop growing: the live last block and the text not yet parsed go on in the next
-        view; the finished blocks stay."""
-        rest = self._tail + self._pending.take()
-        self._tail, self._tail_parsed = "", None
-        self.overflow = None
-        overflow(rest)
-
     # -- folding ------------------------------------------------------------------------------
 
     def _schedule(self) -> None:
@@ -279,12 +253,12 @@ class MarkdownView(StripsView):
         # Textual timers divide by their delay: never ask for zero.
         self._timer = self.set_timer(max(wait, 0.001), self.flush, name="markdown-flush")
 
-    def _fold_pending(self, budget: int | None = None) -> int:
+    def _fold_pending(self, budget: int | None = None) -> None:
         """Move pending text (up to `budget` characters) into the tail, and the tail's
         finished blocks, parsed, into `_waiting`, each with its height estimated once the view
-        is measured: the lines they add (gaps included)."""
+        is measured."""
         if not self._pending:
-            return 0
+            return
         text = self._pending.take(budget)
         from acp_tui.ui.render.markdown import split_blocks  # markdown_it: after the first frame
 
@@ -292,48 +266,38 @@ class MarkdownView(StripsView):
         live = blocks.pop() if blocks else None
         self._tail = live.text if live is not None else ""
         self._tail_parsed = live.parsed if live is not None else None
-        lines = 0
         for block in blocks:
             # One piece per block: blocks are then always one blank line apart, however the
             # text happened to be cut into chunks.
             piece = Piece(markdown=block.text, parsed=block.parsed)
             if self._width >= 0:
                 piece.height = estimate(piece, self._width)
-                lines += piece.height + 1
             self._waiting.append(piece)
-        return lines
 
-    def _skim(self, room: int | None) -> int | None:
+    def _skim(self) -> None:
         """Cut the pending text above the last screenful's worth (unseen in a flood) into
-        estimated pieces at `block_cuts`, parsed only when rendered: up to `room` lines of
-        them (the room left is returned), or `SKIM_TEXT` characters without a room."""
+        estimated pieces at `block_cuts`, parsed only when rendered: `SKIM_TEXT` characters
+        at most."""
         keep = max(FOLD_STEP, self.app.size.height * self._width)
         skimmed = len(self._pending) - keep
         if skimmed < SKIM_PIECE:
-            return room
-        if room is not None:
-            skimmed = min(skimmed, room * (self._width + 1))  # a line holds at most a width
+            return
         window = min(skimmed, SKIM_TEXT)
         if self._pending.done + window <= self._uncut:
-            return room  # looked at already: one long block (an agent's 600 KB line)
+            return  # looked at already: one long block (an agent's 600 KB line)
         text = self._tail + self._pending.peek(window)
         cuts = block_cuts(text, len(self._tail), SKIM_PIECE)
         if not cuts:
             self._uncut = self._pending.done + window
         start = 0
         for cut in cuts:
-            if room is not None and room <= 0:
-                break
             piece = Piece(markdown=text[start:cut], several=True)
             piece.height = estimate(piece, self._width)
             self._waiting.append(piece)
-            if room is not None:
-                room -= piece.height + 1
             start = cut
         if start:
             self._pending.take(start - len(self._tail))
             self._tail, self._tail_parsed = "", None
-        return room
 
     def _add_piece(self, piece: Piece) -> None:
         previous = self._pieces[-1] if self._pieces else None
@@ -476,7 +440,7 @@ class MarkdownView(StripsView):
 
     def _ensure_width(self, width: int) -> None:
         width = max(1, width)
-        if self._width < 0 and (self._continued or len(self._pending) > WHOLE_TEXT):
+        if self._width < 0 and len(self._pending) > WHOLE_TEXT:
             self._schedule()  # a stream: taken in through `flush`, from the next frame
         elif self._width < 0:
             # First layout: take in what the widget was created with. Later text arrives

@@ -7,7 +7,6 @@ from typing import Any
 from rich.console import Group, RenderableType
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.geometry import Size
 from textual.widget import Widget
 
 from acp_tui.protocol.content import ContentBlock, block_text, image_data
@@ -74,9 +73,6 @@ class AgentMessage(Block):
     AgentMessage > ImageView.-leading {
         margin-top: 0;
     }
-    AgentMessage MarkdownView.-continued {
-        margin-top: 1;
-    }
     """
 
     item: Message
@@ -85,13 +81,8 @@ class AgentMessage(Block):
         super().__init__(item, id=id, classes=classes)
         self._view = MarkdownView()
         """The Markdown view text is appended to: the last part."""
-        self._view.overflow = self._next_view
         self._parts: list[Widget] = [self._view]
         """The views and images, in order."""
-        self._children: list[Widget] = [self._view]
-        """What this widget holds: the first view, images and the views after them, runs."""
-        self._run: PartRun | None = None
-        """The run the next continued view goes in, while it has room."""
         self._composed = False
         self._fed = Read()
         """What of the message's content the views were given."""
@@ -100,7 +91,7 @@ class AgentMessage(Block):
 
     def compose(self) -> ComposeResult:
         self._composed = True
-        yield from self._children
+        yield from self._parts
 
     def rebind(self, item: Any) -> None:
         self._revision = -1  # no item's: `sync` starts over, as for a replaced message
@@ -112,12 +103,11 @@ class AgentMessage(Block):
             self._revision = self.item.revision
             self._fed = Read()
             first = self._parts[0]
-            for child in self._children[1:]:
-                child.remove()
+            for part in self._parts[1:]:
+                part.remove()
             assert isinstance(first, MarkdownView)
-            self._view, self._parts, self._children, self._run = first, [first], [first], None
+            self._view, self._parts = first, [first]
             first.clear()
-            first.overflow = self._next_view
         self._feed()
 
     def _feed(self) -> None:
@@ -134,27 +124,10 @@ class AgentMessage(Block):
     def _add_image(self, block: ContentBlock) -> None:
         leading = len(self._parts) == 1 and not self._view.source.strip()
         image, after = ImageView(block, classes="-leading" if leading else None), MarkdownView()
-        after.overflow = self._next_view
         self._parts += [image, after]
-        self._children += [image, after]
-        self._view, self._run = after, None
+        self._view = after
         if self._composed:
             self.mount(image, after)
-
-    def _next_view(self, text: str) -> None:
-        """Go on in a new Markdown view from `text` (what the last one had not finished):
-        only the last view grows, and Textual's cost of a growing widget is its height."""
-        view = MarkdownView(text, continued=True, classes="-continued")
-        view.overflow = self._next_view
-        self._parts.append(view)
-        self._view = view
-        run = self._run
-        if run is not None and run.room:
-            run.add(view)
-        else:
-            self._run = run = PartRun(view)
-            self._children.append(run)
-            self.mount(run)
 
     def _markdown(self) -> list[MarkdownView]:
         return [part for part in self._parts if isinstance(part, MarkdownView)]
@@ -169,43 +142,3 @@ class AgentMessage(Block):
 
     def text(self) -> str:
         return self.item.text
-
-
-RUN_PARTS = 16
-"""Views of a long answer in one `PartRun`."""
-
-
-class PartRun(Widget):
-    """Views of a long answer, `RUN_PARTS` at most, after one another. Textual arranges a
-    container's children all again whenever one of them grows: with every view a child of the
-    answer, each frame of a long answer cost in proportion to its length (bench/README.md,
-    "Long answers (issue 29)"). In runs, a frame arranges the answer's runs and the views of
-    the last run; a run that no longer grows keeps its arrangement."""
-
-    DEFAULT_CSS = """
-    PartRun {
-        width: 1fr;
-        height: auto;
-    }
-    """
-    BLANK = True
-    """It draws nothing itself (its views do, over it): Textual's default renders a widget's
-    whole height first, thousands of blank lines every frame the last run grows."""
-
-    def __init__(self, first: MarkdownView) -> None:
-        super().__init__(first)
-        self._views = 1
-
-    @property
-    def room(self) -> bool:
-        return self._views < RUN_PARTS
-
-    def add(self, view: MarkdownView) -> None:
-        self._views += 1
-        self.mount(view)
-
-    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        # Textual arranges a container of `height: auto` views at its container's height, a
-        # new key of the arrangement cache each frame the answer grows. The views' heights are
-        # their own, so a height of 0 arranges them alike and keeps a full run's arrangement.
-        return self.arrange(Size(width, 0)).total_region.height
