@@ -4,10 +4,12 @@ blocks that scroll past unseen, and ends up exactly as if it had rendered every 
 from __future__ import annotations
 
 import asyncio
+from itertools import pairwise
 
 import pytest
 from textual.app import App, ComposeResult
 from textual.containers import VerticalScroll
+from textual.geometry import Region
 from textual.pilot import Pilot
 
 from acp_tui.demo.texts import MARKDOWN_SHOWCASE
@@ -213,3 +215,71 @@ async def test_a_view_hidden_before_it_caught_up_does_not_hold_up_the_others() -
         assert MarkdownView.last_text == quiet_since
         await wait_for(lambda: first.settled)
     assert first not in MarkdownView.behind and second not in MarkdownView.behind
+
+
+def placed_in_turn(view: MarkdownView) -> bool:
+    """Each piece starts where its height says the one before it ends (a blank line apart)."""
+    return all(
+        after.top == before.top + before.height + (1 if after.height else 0)
+        for before, after in pairwise(view._pieces)
+    )
+
+
+async def test_the_catch_up_places_its_blocks_once_it_is_done(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The catch-up renders a frame's worth of estimated blocks at a time and places them all
+    when it is done: heights placed every frame moved the view under the screen, which was
+    drawn and written again whole though nothing on it changed."""
+    monkeypatch.setattr(markdown_view, "FOLD_TIME", 0.001)  # frames enough to count
+    monkeypatch.setattr(markdown_view, "QUIET", 10**9)  # no catch-up before it is watched
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded, reference = await flood(pilot, [FLOOD])
+        heights: list[int] = []
+        layouts: list[bool] = []
+        catch_up, changed = flooded._catch_up, flooded._changed
+
+        def watched_catch_up(deadline: float) -> None:
+            heights.append(flooded._frozen_height)
+            catch_up(deadline)
+
+        def watched_changed(*, layout: bool = False, region: Region | None = None) -> None:
+            layouts.append(layout)
+            changed(layout=layout, region=region)
+
+        monkeypatch.setattr(flooded, "_catch_up", watched_catch_up)
+        monkeypatch.setattr(flooded, "_changed", watched_changed)
+        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
+        flooded.flush()
+        await wait_for(lambda: flooded.settled)
+        await pilot.pause()
+        assert len(heights) > 2 and len(set(heights)) == 1
+        assert layouts == [True]
+        assert placed_in_turn(flooded)
+        assert lines(flooded) == lines(reference)
+
+
+async def test_a_block_the_catch_up_rendered_is_placed_when_it_comes_into_view(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Shown before the catch-up is done, a block it rendered is placed at once, with every
+    other block it rendered; until then each block keeps the place its estimate gave it."""
+    monkeypatch.setattr(markdown_view, "QUIET", 10**9)  # no catch-up but the test's
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded, reference = await flood(pilot, [FLOOD])
+        estimated = len(flooded._estimated)
+        for _ in range(3):
+            flooded._measure(flooded._estimated.pop())
+        piece = flooded._pieces[min(flooded._measured)]
+        assert piece.estimated and placed_in_turn(flooded)
+        flooded.render_line(piece.top)
+        assert not flooded._measured and not piece.estimated
+        assert len(flooded._estimated) == estimated - 3
+        assert placed_in_turn(flooded)
+        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
+        flooded.flush()
+        await wait_for(lambda: flooded.settled)
+        await pilot.pause()
+        assert lines(flooded) == lines(reference)

@@ -120,6 +120,9 @@ class MarkdownView(StripsView):
         """Finished blocks parsed but not yet rendered (they follow `_pieces`)."""
         self._estimated: list[int] = []
         """Indexes in `_pieces` of the estimated pieces, in order."""
+        self._measured: dict[int, int] = {}
+        """Estimated pieces the catch-up rendered, by index: their true heights, placed when the
+        catch-up is done (or one of them is shown)."""
         self._tail = ""
         self._tail_parsed: Parsed | None = None
         self._tail_lines: list[Strip] = []
@@ -186,6 +189,7 @@ class MarkdownView(StripsView):
         self._frozen_height = 0
         self._waiting.clear()
         self._estimated.clear()
+        self._measured.clear()
         self._tail, self._tail_lines, self._tail_parsed = "", [], None
         self._tail_stale = False
         self._pending.clear()
@@ -345,17 +349,35 @@ class MarkdownView(StripsView):
 
     def _catch_up(self, deadline: float) -> None:
         """Render estimated pieces (the latest first: the likeliest to be scrolled to) until
-        `deadline`, and lay the view out again with their true heights; once none is left,
-        the next view `behind` takes its turn."""
-        first = None
+        `deadline`, and once none is left, lay the view out again with their true heights and
+        let the next view `behind` take its turn. Each frame's heights placed at once would
+        move the view under the screen, which is then drawn and written again whole, though
+        nothing on it changed: most of the catch-up's time went to that (bench/README.md,
+        "Long answers (issue 29)")."""
         while self._estimated and time.perf_counter() < deadline:
-            first = self._estimated.pop()
-            self._make_exact(self._pieces[first])
-        if first is not None:
-            self._retop(first)
-            self._changed(layout=True)
-        if not self._estimated and (after := _turn_to_catch_up()) is not None:
-            after.flush_soon()
+            self._measure(self._estimated.pop())
+        if not self._estimated:
+            self._place_measured()
+            if (after := _turn_to_catch_up()) is not None:
+                after.flush_soon()
+
+    def _measure(self, index: int) -> None:
+        """Render an estimated piece, its place left as it is until `_place_measured`."""
+        piece = self._pieces[index]
+        placed = piece.height
+        self._render_piece(piece)
+        self._measured[index] = piece.height
+        piece.height = placed
+
+    def _place_measured(self) -> None:
+        if not self._measured:
+            return
+        for index, height in self._measured.items():
+            piece = self._pieces[index]
+            piece.height, piece.estimated = height, False
+        self._retop(min(self._measured))
+        self._measured.clear()
+        self._changed(layout=True)
 
     def flush_soon(self) -> None:
         """Flush at the next frame, whatever the timer waited for."""
@@ -452,6 +474,7 @@ class MarkdownView(StripsView):
             return
         self._width = width
         self._estimated.clear()
+        self._measured.clear()
         # From the last piece (the likeliest shown) for `FOLD_TIME`, the rest estimated: a layout
         # that narrowed a flood's views and widened them again had rendered every block twice.
         whole = sum(len(piece.markdown or "") for piece in self._pieces) <= WHOLE_TEXT
@@ -478,8 +501,14 @@ class MarkdownView(StripsView):
 
     def _show_estimated(self, index: int) -> None:
         """An estimated piece comes into view: render it, and lay out again if its height was
-        not the estimate (the next frame shows it in place)."""
+        not the estimate (the next frame shows it in place). One the catch-up rendered is
+        placed with all the others it rendered."""
         piece = self._pieces[index]
+        if index in self._measured:
+            self._place_measured()
+            if piece.lines is None:  # rendered, then let go for lines seen since
+                self._render_piece(piece)
+            return
         estimate = piece.height
         self._make_exact(piece)
         self._estimated.remove(index)
