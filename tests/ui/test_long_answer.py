@@ -208,3 +208,41 @@ async def test_a_short_answer_given_whole_is_taken_in_at_its_first_layout() -> N
         await wait_until(pilot, lambda: view.size.width > 0)
         assert len(view._pending) == 0 and view.settled
         assert view.source == text
+
+
+async def test_the_text_read_stays_in_place_while_blocks_above_it_are_measured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Scrolled up into a flood's answer, the user reads blocks whose neighbours above were
+    estimated; once those are measured (the catch-up, or scrolling on), the text on screen
+    does not move: the transcript scrolls by the lines they gained."""
+    monkeypatch.setattr(markdown_view, "QUIET", 10**9)  # the catch-up waits for the test
+    numbered = [f"{MARKDOWN_SHOWCASE}\n\nCopy number {n:02} ends here.\n\n" for n in range(COPIES)]
+    chunks = [chunk for copy in numbered for chunk in pieces(copy, 6)]
+    argv = [sys.executable, str(AGENT), str(flood(tmp_path / "flood.jsonl", chunks))]
+    app = demo_app(tmp_path, tmp_path / "state", argv=argv)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await wait_started(app, pilot)
+        await send(app, pilot, "go")
+        session = app.session
+        assert session is not None
+        await wait_until(pilot, lambda: not session.busy, timeout=60)
+        message = app.chat.query_one(AgentMessage)
+        view = message.query_one(MarkdownView)
+        await wait_until(pilot, lambda: view.shown and view.source == "".join(chunks), timeout=60)
+        transcript = app.chat.query_one(Transcript)
+
+        def read() -> list[str]:
+            top = int(transcript.scroll_y) - transcript._placed[message]
+            return [view.render_line(top + y).text.rstrip() for y in range(20)]
+
+        transcript.scroll_to(y=transcript.scroll_y // 2, animate=False, immediate=True)
+        await pilot.pause()
+        await pilot.pause()
+        shown = read()
+        assert view._estimated and any(line.strip() for line in shown)
+        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
+        view.flush()
+        await wait_until(pilot, lambda: view.settled, timeout=60)
+        await pilot.pause()
+        assert read() == shown

@@ -72,7 +72,7 @@ async def test_a_flood_ends_exactly_as_if_every_block_had_been_rendered() -> Non
     app = Flooded()
     async with app.run_test(size=(100, 30)) as pilot:
         flooded, reference = await flood(pilot, pieces(FLOOD, 3))
-        await wait_for(lambda: flooded.settled)
+        await wait_for(lambda: flooded.settled and reference.settled)
         await pilot.pause()
         assert flooded.source == FLOOD
         assert flooded.virtual_size.height == reference.virtual_size.height
@@ -97,7 +97,7 @@ async def test_a_flood_is_parsed_only_where_it_is_rendered(
         parsed.clear()  # the reference's
         flooded, reference = await flood(pilot, [FLOOD])
         assert sum(map(len, parsed)) < len(FLOOD) / 4
-        await wait_for(lambda: flooded.settled)
+        await wait_for(lambda: flooded.settled and reference.settled)
         await pilot.pause()  # laid out again
         assert lines(flooded) == lines(reference)
 
@@ -134,7 +134,7 @@ async def test_a_long_view_at_a_new_width_renders_only_what_shows_at_once(
     app = Flooded()
     async with app.run_test(size=(100, 30)) as pilot:
         flooded, reference = await flood(pilot, [FLOOD])
-        await wait_for(lambda: flooded.settled)
+        await wait_for(lambda: flooded.settled and reference.settled)
         width = flooded._width
         monkeypatch.setattr(markdown_view, "FOLD_TIME", 0.0)
         await pilot.resize_terminal(80, 30)
@@ -252,7 +252,7 @@ async def test_the_catch_up_places_its_blocks_once_it_is_done(
         monkeypatch.setattr(flooded, "_changed", watched_changed)
         monkeypatch.setattr(markdown_view, "QUIET", 0.0)
         flooded.flush()
-        await wait_for(lambda: flooded.settled)
+        await wait_for(lambda: flooded.settled and reference.settled)
         await pilot.pause()
         assert len(heights) > 2 and len(set(heights)) == 1
         assert layouts == [True]
@@ -280,6 +280,6 @@ async def test_a_block_the_catch_up_rendered_is_placed_when_it_comes_into_view(
         assert placed_in_turn(flooded)
         monkeypatch.setattr(markdown_view, "QUIET", 0.0)
         flooded.flush()
-        await wait_for(lambda: flooded.settled)
+        await wait_for(lambda: flooded.settled and reference.settled)
         await pilot.pause()
         assert lines(flooded) == lines(reference)

@@ -85,6 +85,11 @@ class Block(Widget):
     def sync(self, delta: Any = None) -> None:
         """The item changed (`delta` is what was appended, when it was an append)."""
 
+    def take_moved(self, line: int) -> int:
+        """Lines that heights placed inside the block since the last call added above `line`
+        (of the block as it was last laid out): see `Transcript._keep_place`."""
+        return 0
+
     def text(self) -> str:
         """The block's content as plain text, for copying and searching."""
         return ""

@@ -123,6 +123,9 @@ class MarkdownView(StripsView):
         self._measured: dict[int, int] = {}
         """Estimated pieces the catch-up rendered, by index: their true heights, placed when the
         catch-up is done (or one of them is shown)."""
+        self._moves: list[tuple[int, int]] = []
+        """Heights placed since `take_moved`, in turn: the line after the piece as it was, and
+        the lines it gained."""
         self._tail = ""
         self._tail_parsed: Parsed | None = None
         self._tail_lines: list[Strip] = []
@@ -190,6 +193,7 @@ class MarkdownView(StripsView):
         self._waiting.clear()
         self._estimated.clear()
         self._measured.clear()
+        self._moves.clear()
         self._tail, self._tail_lines, self._tail_parsed = "", [], None
         self._tail_stale = False
         self._pending.clear()
@@ -372,12 +376,28 @@ class MarkdownView(StripsView):
     def _place_measured(self) -> None:
         if not self._measured:
             return
-        for index, height in self._measured.items():
-            piece = self._pieces[index]
+        gained = 0
+        for index in sorted(self._measured):
+            piece, height = self._pieces[index], self._measured[index]
+            if height != piece.height:
+                self._moves.append((piece.top + piece.height + gained, height - piece.height))
+                gained += height - piece.height
             piece.height, piece.estimated = height, False
         self._retop(min(self._measured))
         self._measured.clear()
         self._changed(layout=True)
+
+    def take_moved(self, line: int) -> int:
+        """The lines the heights placed since the last call added above `line` (of the view as
+        it was laid out before them), which are then forgotten: the transcript scrolls by as
+        many, so that the text the user reads stays where it is."""
+        moved = 0
+        for end, gained in self._moves:
+            if end <= line:
+                line += gained
+                moved += gained
+        self._moves.clear()
+        return moved
 
     def flush_soon(self) -> None:
         """Flush at the next frame, whatever the timer waited for."""
@@ -475,6 +495,7 @@ class MarkdownView(StripsView):
         self._width = width
         self._estimated.clear()
         self._measured.clear()
+        self._moves.clear()  # every height is new: the transcript measures the block again
         # From the last piece (the likeliest shown) for `FOLD_TIME`, the rest estimated: a layout
         # that narrowed a flood's views and widened them again had rendered every block twice.
         whole = sum(len(piece.markdown or "") for piece in self._pieces) <= WHOLE_TEXT
@@ -513,6 +534,7 @@ class MarkdownView(StripsView):
         self._make_exact(piece)
         self._estimated.remove(index)
         if piece.height != estimate:
+            self._moves.append((piece.top + estimate, piece.height - estimate))
             self._retop(index)
             self.refresh(layout=True)
 

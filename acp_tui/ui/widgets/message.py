@@ -129,6 +129,15 @@ class AgentMessage(Block):
         if self._composed:
             self.mount(image, after)
 
+    def take_moved(self, line: int) -> int:
+        top, moved = self.styles.gutter.top, 0
+        for part in self._parts:
+            if isinstance(part, MarkdownView):
+                moved += part.take_moved(line - top)
+            # Views have no margin: the images' are the gaps between the parts.
+            top += part.styles.margin.top + part.size.height + part.styles.margin.bottom
+        return moved
+
     def _markdown(self) -> list[MarkdownView]:
         return [part for part in self._parts if isinstance(part, MarkdownView)]
 

@@ -264,13 +264,16 @@ class Transcript(TranscriptWindow, VerticalScroll, can_focus=False):
         self._arranged = result
         placed = {placement.widget: placement.region.y for placement in result.placements}
         self._keep_place(placed)
+        for block in self._window:  # the top block's were taken; the others' moved it, or not
+            block.take_moved(-1)
         self._measure(placed)
         self._placed = placed
         return result
 
     def _keep_place(self, placed: dict[Widget, int]) -> None:
         """If the block at the top of the view moved (blocks above it mounted, measured or
-        released), scroll by as much: the same arrangement pass then draws it in place."""
+        released), or lines were added above the view inside it (a long answer's blocks
+        measured), scroll by as much: the same arrangement pass then draws it in place."""
         if not self._placed or (self.is_anchored and not self._anchor_released):
             return
         top = self.scroll_y
@@ -283,9 +286,12 @@ class Transcript(TranscriptWindow, VerticalScroll, can_focus=False):
                 break
             anchor, was = block, before
         now = placed.get(anchor) if anchor is not None else None
-        if now is None or now == was:
+        if now is None or anchor is None:
             return
-        scroll = max(0.0, self.scroll_y + now - was)
+        moved = anchor.take_moved(int(top) - was)
+        if now == was and not moved:
+            return
+        scroll = max(0.0, self.scroll_y + now - was + moved)
         self.set_reactive(Transcript.scroll_y, scroll)
         self.set_reactive(Transcript.scroll_target_y, scroll)
         self.vertical_scrollbar._reactive_position = scroll
