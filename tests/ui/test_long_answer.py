@@ -23,6 +23,7 @@ from acp_tui.ui.screens import SearchScreen
 from acp_tui.ui.widgets import markdown_view
 from acp_tui.ui.widgets.markdown_view import MarkdownView
 from acp_tui.ui.widgets.message import AgentMessage
+from acp_tui.ui.widgets.thought import Thought
 from acp_tui.ui.widgets.transcript import Transcript
 from tests.agents.flood_agent import SESSION
 from tests.support.pilot import demo_app, send, wait_idle, wait_started, wait_until
@@ -246,3 +247,27 @@ async def test_the_text_read_stays_in_place_while_blocks_above_it_are_measured(
         await wait_until(pilot, lambda: view.settled, timeout=60)
         await pilot.pause()
         assert read() == shown
+
+
+class _ThoughtApp(App[None]):
+    def __init__(self, text: str) -> None:
+        super().__init__()
+        self.item = Message(id="t", role="assistant", turn=1, content=[text_block(text)])
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll():
+            yield Thought(self.item)
+
+
+async def test_a_thought_says_the_lines_gained_above_a_line_of_it() -> None:
+    """What `Transcript._keep_place` asks a block: a thought's view starts below its title."""
+    app = _ThoughtApp(MARKDOWN_SHOWCASE)
+    async with app.run_test(size=(100, 40)) as pilot:
+        thought = app.query_one(Thought)
+        view = thought.query_one(MarkdownView)
+        await wait_until(pilot, lambda: view.size.height > 0)
+        view._moves.append((5, 3))  # a block that ended at the view's line 5 gained 3 lines
+        assert thought.take_moved(5) == 0  # the title's line first: the view's line 4
+        view._moves.append((5, 3))
+        assert thought.take_moved(6) == 3
+        assert thought.take_moved(6) == 0  # taken

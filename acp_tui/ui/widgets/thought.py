@@ -72,6 +72,9 @@ class Thought(Block):
         self._revision = -1  # no item's: `sync` starts over, as for a replaced message
         super().rebind(item)
 
+    def take_moved(self, line: int) -> int:
+        return self._view.take_moved(line - self.styles.gutter.top - self._title.size.height)
+
     def sync(self, delta: Any = None) -> None:
         if self.item.revision != self._revision:
             self._revision = self.item.revision
