@@ -283,3 +283,94 @@ async def test_a_block_the_catch_up_rendered_is_placed_when_it_comes_into_view(
         await wait_for(lambda: flooded.settled and reference.settled)
         await pilot.pause()
         assert lines(flooded) == lines(reference)
+
+
+async def test_the_last_estimated_block_shown_places_what_the_catch_up_measured(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The catch-up measured every block but the first (it works from the end) when the user
+    scrolls to that one: its turn will not come again, so its blocks are placed then, and the
+    view is settled only with every height exact."""
+    monkeypatch.setattr(markdown_view, "QUIET", 10**9)
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded, reference = await flood(pilot, [FLOOD])
+        first = flooded._estimated[0]
+        while len(flooded._estimated) > 1:
+            flooded._measure(flooded._estimated.pop())
+        flooded.render_line(flooded._pieces[first].top)
+        assert not flooded._measured and placed_in_turn(flooded)
+        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
+        reference.flush()
+        await wait_for(lambda: flooded.settled and reference.settled)
+        await pilot.pause()
+        assert lines(flooded) == lines(reference)
+
+
+async def test_a_block_placed_as_it_is_drawn_draws_what_is_at_its_line(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Drawing a measured block places every block the catch-up measured, which can move the
+    block itself: the line drawn is what is at that line once they are placed."""
+    monkeypatch.setattr(markdown_view, "QUIET", 10**9)
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded, _ = await flood(pilot, [FLOOD])
+        while flooded._estimated:
+            flooded._measure(flooded._estimated.pop())
+        gains = {i: h - flooded._pieces[i].height for i, h in flooded._measured.items()}
+
+        def gained_above(index: int) -> int:
+            return sum(gain for i, gain in gains.items() if i < index)
+
+        # A block that the blocks above it, shrinking, move up past its own first line.
+        index = max(flooded._measured, key=lambda i: -gained_above(i) - flooded._measured[i])
+        assert -gained_above(index) >= flooded._measured[index]
+        y = flooded._pieces[index].top
+        assert flooded.render_line(y).text == flooded.render_line(y).text
+
+
+async def test_the_lines_moved_count_the_gap_of_a_block_that_draws_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An HTML comment is estimated at a line and draws none, and the blank line before it
+    goes too: the lines a reader's line moved by count both."""
+    monkeypatch.setattr(markdown_view, "QUIET", 10**9)
+    text = "".join(f"Paragraph {n} with some words.\n\n<!-- note {n} -->\n\n" for n in range(400))
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded, _ = await flood(pilot, [text])
+        exact = next(i for i, p in enumerate(flooded._pieces) if not p.estimated and p.height)
+        line = flooded._pieces[exact].top  # the first block drawn: the user reads it
+        flooded.take_moved(-1)
+        while flooded._estimated:
+            flooded._measure(flooded._estimated.pop())
+        flooded._place_measured()
+        assert flooded.take_moved(line) == flooded._pieces[exact].top - line != 0
+
+
+async def test_a_line_inside_a_block_that_shrank_moves_with_the_blocks_above_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The reader's line is in a block that shrinks when placed (an HTML block estimated
+    longer than it draws): only the blocks above that block move it, not those after."""
+    monkeypatch.setattr(markdown_view, "QUIET", 10**9)
+    filler = "".join(f"Filler paragraph {n}.\n\n" for n in range(300))
+    html = "<div>\n" + "".join(f"line {k}\n" for k in range(40)) + "</div>\n\n"
+    text = filler + html + "<!-- a comment -->\n\n" + "".join(f"Short {n}.\n\n" for n in range(100))
+    app = Flooded()
+    async with app.run_test(size=(100, 30)) as pilot:
+        flooded, _ = await flood(pilot, [text])
+        estimated = list(flooded._estimated)
+        while flooded._estimated:
+            flooded._measure(flooded._estimated.pop())
+        gains = {i: flooded._measured[i] - flooded._pieces[i].height for i in estimated}
+        index = next(
+            i for i in estimated if (flooded._pieces[i].markdown or "").startswith("<div>")
+        )
+        piece = flooded._pieces[index]
+        assert gains[index] < 0
+        line = piece.top + piece.height - 1  # its last line as laid out
+        flooded.take_moved(-1)
+        flooded._place_measured()
+        assert flooded.take_moved(line) == sum(gains[i] for i in estimated if i < index)

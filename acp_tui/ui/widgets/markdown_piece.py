@@ -38,6 +38,14 @@ class Piece:
     rendered as a piece of its own would be, one blank line apart."""
 
 
+def extent(piece: Piece, previous: Piece | None, height: int) -> int:
+    """The lines `piece` takes in its view at `height`, with the blank line before it (none
+    before the first piece or an empty one, nor between two chips)."""
+    if previous is None or not height:
+        return height
+    return height + (0 if piece.chip is not None and previous.chip is not None else 1)
+
+
 def estimate(piece: Piece, width: int) -> int:
     """About how many lines `piece` takes: its lines, wrapped at `width`, less a fence's
     delimiters (its language shows as a label), plus a top heading's rule; a table's rows

@@ -50,7 +50,7 @@ from acp_tui.ui.widgets.markdown_pace import (
     TYPING_PARSE_TIME,
     WHOLE_TEXT,
 )
-from acp_tui.ui.widgets.markdown_piece import Piece, estimate, estimate_again
+from acp_tui.ui.widgets.markdown_piece import Piece, estimate, estimate_again, extent
 from acp_tui.ui.widgets.pending_text import PendingText
 from acp_tui.ui.widgets.strips_view import StripsView, render_strips
 
@@ -291,10 +291,7 @@ class MarkdownView(StripsView):
             self._place(piece, previous)
 
     def _place(self, piece: Piece, previous: Piece | None) -> None:
-        gap = 0
-        if previous is not None and piece.height:
-            gap = 0 if (piece.chip is not None and previous.chip is not None) else 1
-        piece.top = self._frozen_height + gap
+        piece.top = self._frozen_height + extent(piece, previous, piece.height) - piece.height
         self._tops.append(piece.top)
         self._frozen_height = piece.top + piece.height
 
@@ -356,8 +353,10 @@ class MarkdownView(StripsView):
         for index in sorted(self._measured):
             piece, height = self._pieces[index], self._measured[index]
             if height != piece.height:
-                self._moves.append((piece.top + piece.height + gained, height - piece.height))
-                gained += height - piece.height
+                previous = self._pieces[index - 1] if index else None
+                lines = extent(piece, previous, height) - extent(piece, previous, piece.height)
+                self._moves.append((piece.top + piece.height + gained, lines))
+                gained += lines
             piece.height, piece.estimated = height, False
         self._retop(min(self._measured))
         self._measured.clear()
@@ -372,6 +371,8 @@ class MarkdownView(StripsView):
             if end <= line:
                 line += gained
                 moved += gained
+            elif end + gained <= line:  # the line was in what a block above it lost
+                line = end + gained - 1
         self._moves.clear()
         return moved
 
@@ -510,9 +511,13 @@ class MarkdownView(StripsView):
         self._make_exact(piece)
         self._estimated.remove(index)
         if piece.height != estimate:
-            self._moves.append((piece.top + estimate, piece.height - estimate))
+            previous = self._pieces[index - 1] if index else None
+            lines = extent(piece, previous, piece.height) - extent(piece, previous, estimate)
+            self._moves.append((piece.top + estimate, lines))
             self._retop(index)
             self.refresh(layout=True)
+        if not self._estimated:
+            self._place_measured()  # the catch-up's last turn will not come: place its blocks
 
     def on_unmount(self) -> None:
         # Out of `behind` now, not when its turn would come: the list is the class's, and
@@ -550,8 +555,9 @@ class MarkdownView(StripsView):
                 lines = piece.lines
                 if piece.estimated:
                     self._show_estimated(index)
-                    lines = piece.lines or []
-                elif lines is None:
+                    # Placed now, the blocks above it may have moved it: what is at y?
+                    return self.render_line(y)
+                if lines is None:
                     lines = self._render_piece(piece)
                 else:
                     STRIPS.touch(piece)
