@@ -174,13 +174,16 @@ async def test_a_key_press_counts_as_typing(
 
 
 class _AnswerApp(App[None]):
-    def __init__(self, text: str) -> None:
+    """One block of the agent's (its answer, or a thought) holding `text`."""
+
+    def __init__(self, text: str, block: type[AgentMessage | Thought] = AgentMessage) -> None:
         super().__init__()
         self.item = Message(id="m", role="assistant", turn=1, content=[text_block(text)])
+        self.block = block
 
     def compose(self) -> ComposeResult:
         with VerticalScroll():
-            yield AgentMessage(self.item)
+            yield self.block(self.item)
 
 
 async def test_an_answer_given_whole_is_taken_in_as_a_stream() -> None:
@@ -249,19 +252,9 @@ async def test_the_text_read_stays_in_place_while_blocks_above_it_are_measured(
         assert read() == shown
 
 
-class _ThoughtApp(App[None]):
-    def __init__(self, text: str) -> None:
-        super().__init__()
-        self.item = Message(id="t", role="assistant", turn=1, content=[text_block(text)])
-
-    def compose(self) -> ComposeResult:
-        with VerticalScroll():
-            yield Thought(self.item)
-
-
 async def test_a_thought_says_the_lines_gained_above_a_line_of_it() -> None:
     """What `Transcript._keep_place` asks a block: a thought's view starts below its title."""
-    app = _ThoughtApp(MARKDOWN_SHOWCASE)
+    app = _AnswerApp(MARKDOWN_SHOWCASE, Thought)
     async with app.run_test(size=(100, 40)) as pilot:
         thought = app.query_one(Thought)
         view = thought.query_one(MarkdownView)

@@ -54,6 +54,13 @@ async def wait_for(condition: object, timeout: float = 10) -> None:
     await asyncio.wait_for(poll(), timeout)
 
 
+async def caught_up(pilot: Pilot[None], *views: MarkdownView) -> None:
+    """Until every view is settled (the reference is taken in as a stream too, more than
+    `WHOLE_TEXT`: it catches up as well), and laid out again."""
+    await wait_for(lambda: all(view.settled for view in views))
+    await pilot.pause()
+
+
 async def flood(pilot: Pilot[None], chunks: list[str]) -> tuple[MarkdownView, MarkdownView]:
     """Append `chunks` to the flooded view at once; (it, the reference) once all is shown, with
     estimates left (blocks that scrolled past unseen)."""
@@ -72,8 +79,7 @@ async def test_a_flood_ends_exactly_as_if_every_block_had_been_rendered() -> Non
     app = Flooded()
     async with app.run_test(size=(100, 30)) as pilot:
         flooded, reference = await flood(pilot, pieces(FLOOD, 3))
-        await wait_for(lambda: flooded.settled and reference.settled)
-        await pilot.pause()
+        await caught_up(pilot, flooded, reference)
         assert flooded.source == FLOOD
         assert flooded.virtual_size.height == reference.virtual_size.height
         assert lines(flooded) == lines(reference)
@@ -97,8 +103,7 @@ async def test_a_flood_is_parsed_only_where_it_is_rendered(
         parsed.clear()  # the reference's
         flooded, reference = await flood(pilot, [FLOOD])
         assert sum(map(len, parsed)) < len(FLOOD) / 4
-        await wait_for(lambda: flooded.settled and reference.settled)
-        await pilot.pause()  # laid out again
+        await caught_up(pilot, flooded, reference)
         assert lines(flooded) == lines(reference)
 
 
@@ -134,15 +139,14 @@ async def test_a_long_view_at_a_new_width_renders_only_what_shows_at_once(
     app = Flooded()
     async with app.run_test(size=(100, 30)) as pilot:
         flooded, reference = await flood(pilot, [FLOOD])
-        await wait_for(lambda: flooded.settled and reference.settled)
+        await caught_up(pilot, flooded, reference)
         width = flooded._width
         monkeypatch.setattr(markdown_view, "FOLD_TIME", 0.0)
         await pilot.resize_terminal(80, 30)
         await wait_for(lambda: flooded._width not in (width, -1))
         assert len(flooded._estimated) > len(flooded._pieces) / 2
         monkeypatch.setattr(markdown_view, "FOLD_TIME", 0.010)
-        await wait_for(lambda: flooded.settled and reference.settled)
-        await pilot.pause()
+        await caught_up(pilot, flooded, reference)
         assert lines(flooded) == lines(reference)
 
 
@@ -252,8 +256,7 @@ async def test_the_catch_up_places_its_blocks_once_it_is_done(
         monkeypatch.setattr(flooded, "_changed", watched_changed)
         monkeypatch.setattr(markdown_view, "QUIET", 0.0)
         flooded.flush()
-        await wait_for(lambda: flooded.settled and reference.settled)
-        await pilot.pause()
+        await caught_up(pilot, flooded, reference)
         assert len(heights) > 2 and len(set(heights)) == 1
         assert layouts == [True]
         assert placed_in_turn(flooded)
@@ -280,8 +283,7 @@ async def test_a_block_the_catch_up_rendered_is_placed_when_it_comes_into_view(
         assert placed_in_turn(flooded)
         monkeypatch.setattr(markdown_view, "QUIET", 0.0)
         flooded.flush()
-        await wait_for(lambda: flooded.settled and reference.settled)
-        await pilot.pause()
+        await caught_up(pilot, flooded, reference)
         assert lines(flooded) == lines(reference)
 
 
@@ -302,8 +304,7 @@ async def test_the_last_estimated_block_shown_places_what_the_catch_up_measured(
         assert not flooded._measured and placed_in_turn(flooded)
         monkeypatch.setattr(markdown_view, "QUIET", 0.0)
         reference.flush()
-        await wait_for(lambda: flooded.settled and reference.settled)
-        await pilot.pause()
+        await caught_up(pilot, flooded, reference)
         assert lines(flooded) == lines(reference)
 
 

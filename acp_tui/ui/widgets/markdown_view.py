@@ -326,11 +326,9 @@ class MarkdownView(StripsView):
 
     def _catch_up(self, deadline: float) -> None:
         """Render estimated pieces (the latest first: the likeliest to be scrolled to) until
-        `deadline`, and once none is left, lay the view out again with their true heights and
-        let the next view `behind` take its turn. Each frame's heights placed at once would
-        move the view under the screen, which is then drawn and written again whole, though
-        nothing on it changed: most of the catch-up's time went to that (bench/README.md,
-        "Long answers (issue 29)")."""
+        `deadline`; once none is left, place them all and let the next view `behind` take its
+        turn. Placed each frame, they moved the view under the screen, drawn and written again
+        whole for nothing (bench/README.md, "Long answers (issue 29)")."""
         while self._estimated and time.perf_counter() < deadline:
             self._measure(self._estimated.pop())
         if not self._estimated:
@@ -342,8 +340,7 @@ class MarkdownView(StripsView):
         """Render an estimated piece, its place left as it is until `_place_measured`."""
         piece = self._pieces[index]
         placed = piece.height
-        self._render_piece(piece)
-        self._measured[index] = piece.height
+        self._measured[index] = len(self._render_piece(piece))
         piece.height = placed
 
     def _place_measured(self) -> None:
@@ -353,19 +350,28 @@ class MarkdownView(StripsView):
         for index in sorted(self._measured):
             piece, height = self._pieces[index], self._measured[index]
             if height != piece.height:
-                previous = self._pieces[index - 1] if index else None
-                lines = extent(piece, previous, height) - extent(piece, previous, piece.height)
-                self._moves.append((piece.top + piece.height + gained, lines))
-                gained += lines
+                gained += self._note_move(index, piece.height, height, gained)
             piece.height, piece.estimated = height, False
         self._retop(min(self._measured))
         self._measured.clear()
         self._changed(layout=True)
 
+    def _note_move(self, index: int, before: int, after: int, shift: int = 0) -> int:
+        """Note for `take_moved` the lines piece `index` gains from `before` to `after` (gap
+        included; `shift`: what the pieces before it gained, not placed yet), and return them."""
+        piece = self._pieces[index]
+        previous = self._pieces[index - 1] if index else None
+        gained = extent(piece, previous, after) - extent(piece, previous, before)
+        self._moves.append((piece.top + before + shift, gained))
+        return gained
+
+    @property
+    def moved(self) -> bool:  # heights were placed since `take_moved` last took them
+        return bool(self._moves)
+
     def take_moved(self, line: int) -> int:
-        """The lines the heights placed since the last call added above `line` (of the view as
-        it was laid out before them), which are then forgotten: the transcript scrolls by as
-        many, so that the text the user reads stays where it is."""
+        """Lines the heights placed since the last call added above `line` (as laid out before
+        them), then forgotten: the transcript scrolls by them, so the text read stays put."""
         moved = 0
         for end, gained in self._moves:
             if end <= line:
@@ -499,8 +505,7 @@ class MarkdownView(StripsView):
 
     def _show_estimated(self, index: int) -> None:
         """An estimated piece comes into view: render it, and lay out again if its height was
-        not the estimate (the next frame shows it in place). One the catch-up rendered is
-        placed with all the others it rendered."""
+        not the estimate (the next frame shows it in place); or place all the catch-up did."""
         piece = self._pieces[index]
         if index in self._measured:
             self._place_measured()
@@ -511,9 +516,7 @@ class MarkdownView(StripsView):
         self._make_exact(piece)
         self._estimated.remove(index)
         if piece.height != estimate:
-            previous = self._pieces[index - 1] if index else None
-            lines = extent(piece, previous, piece.height) - extent(piece, previous, estimate)
-            self._moves.append((piece.top + estimate, lines))
+            self._note_move(index, estimate, piece.height)
             self._retop(index)
             self.refresh(layout=True)
         if not self._estimated:
