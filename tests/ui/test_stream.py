@@ -61,6 +61,17 @@ async def caught_up(pilot: Pilot[None], *views: MarkdownView) -> None:
     await pilot.pause()
 
 
+async def catch_up_now(
+    pilot: Pilot[None], monkeypatch: pytest.MonkeyPatch, *views: MarkdownView
+) -> None:
+    """The catch-up a test held back (`QUIET` patched to never) goes on at once for `views`,
+    until each is settled: every view is woken, as none may be left to hand it the turn."""
+    monkeypatch.setattr(markdown_view, "QUIET", 0.0)
+    for view in views:
+        view.flush()
+    await caught_up(pilot, *views)
+
+
 async def flood(pilot: Pilot[None], chunks: list[str]) -> tuple[MarkdownView, MarkdownView]:
     """Append `chunks` to the flooded view at once; (it, the reference) once all is shown, with
     estimates left (blocks that scrolled past unseen)."""
@@ -254,9 +265,7 @@ async def test_the_catch_up_places_its_blocks_once_it_is_done(
 
         monkeypatch.setattr(flooded, "_catch_up", watched_catch_up)
         monkeypatch.setattr(flooded, "_changed", watched_changed)
-        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
-        flooded.flush()
-        await caught_up(pilot, flooded, reference)
+        await catch_up_now(pilot, monkeypatch, flooded, reference)
         assert len(heights) > 2 and len(set(heights)) == 1
         assert layouts == [True]
         assert placed_in_turn(flooded)
@@ -281,9 +290,7 @@ async def test_a_block_the_catch_up_rendered_is_placed_when_it_comes_into_view(
         assert not flooded._measured and not piece.estimated
         assert len(flooded._estimated) == estimated - 3
         assert placed_in_turn(flooded)
-        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
-        flooded.flush()
-        await caught_up(pilot, flooded, reference)
+        await catch_up_now(pilot, monkeypatch, flooded, reference)
         assert lines(flooded) == lines(reference)
 
 
@@ -302,9 +309,7 @@ async def test_the_last_estimated_block_shown_places_what_the_catch_up_measured(
             flooded._measure(flooded._estimated.pop())
         flooded.render_line(flooded._pieces[first].top)
         assert not flooded._measured and placed_in_turn(flooded)
-        monkeypatch.setattr(markdown_view, "QUIET", 0.0)
-        reference.flush()
-        await caught_up(pilot, flooded, reference)
+        await catch_up_now(pilot, monkeypatch, flooded, reference)
         assert lines(flooded) == lines(reference)
 
 

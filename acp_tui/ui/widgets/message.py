@@ -132,7 +132,7 @@ class AgentMessage(Block):
     def take_moved(self, line: int) -> int:
         # Asked of every block each time the transcript is arranged (each frame of a stream):
         # the parts' places are looked up only when one of them moved.
-        if not any(isinstance(part, MarkdownView) and part.moved for part in self._parts):
+        if not any(view.moved for view in self._markdown()):
             return 0
         top, moved = self.styles.gutter.top, 0
         for part in self._parts:
